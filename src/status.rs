@@ -44,7 +44,9 @@ pub enum Progress {
 impl Progress {
     pub fn of(rollout: &Rollout, now: SystemTime) -> Progress {
         let status = &rollout.status;
-        if rollout.spec_not_observed().is_some() {
+        // A spec that disables the Rollout ends the release whether or not the controller has
+        // acted on it yet (as a delete does: `spec_not_observed`).
+        if rollout.spec_not_observed().is_some() && !rollout.disabled {
             return Progress::SpecNotObserved;
         }
         match Ending::of(rollout) {
@@ -1180,6 +1182,9 @@ mod tests {
         (edited.generation, edited.status.observed_generation) = (Some(3), Some(2));
         assert_eq!(Progress::of(&edited, now), Progress::SpecNotObserved);
         assert!(!Progress::SpecNotObserved.is_final(), "followed until it has");
+        let mut disabled = edited.clone();
+        disabled.disabled = true;
+        assert_eq!(Progress::of(&disabled, now), Progress::Failed { reason: "the Rollout is disabled".into() });
         edited.being_deleted = true;
         assert_ne!(Progress::of(&edited, now), Progress::SpecNotObserved, "the delete moved the generation on");
         // A duration no CRD admits (read from a Rollout of another version): no overflow.

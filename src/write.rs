@@ -154,8 +154,8 @@ impl Backups {
 
     /// The oldest backup of `key` here (their names are times, which sort) that holds the object
     /// with `uid`, if there is one: the object before the first write a run of this tool made to
-    /// it. A backup of an object of that name deleted since (another uid), or one that cannot
-    /// be read, is passed over: `restore --from-backup` would refuse it.
+    /// it. A backup of an object of that name deleted since (another uid: `restore
+    /// --from-backup` refuses it), or one whose uid cannot be read, is passed over.
     pub fn oldest_of(&self, key: &ObjectKey, uid: Option<&str>) -> Option<PathBuf> {
         let folder = self.folder_of(key);
         let entries = std::fs::read_dir(&folder).ok()?;

@@ -1888,6 +1888,19 @@ fn restore_says_a_holder_that_no_longer_links_the_traffic_routing_or_is_gone_nev
 }
 
 #[test]
+fn restore_says_a_holder_it_could_not_read_is_taken_as_letting_go() {
+    let server =
+        shared_traffic_routing(&["a", "b"]).deny(Rule::new(["get"]).resources(["rollouts"]).names(["b"])).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "a", "--dry-run=client"])
+        .run()
+        .success()
+        .stderr_has("; once b is done, restore them with `restore --ref VirtualService.networking.istio.io/demo` (or `restore a` again) (Rollout b could not be read (")
+        .stderr_has("): taken as letting go when its release ends)\n");
+}
+
+#[test]
 fn restore_puts_back_a_traffic_routing_no_other_rollout_holds() {
     // b's release is over (its finalizer is gone): restoring a restores the objects, which the
     // controller routes again while a still holds the TrafficRouting (a regression of an

@@ -6,7 +6,7 @@ use super::cluster::{
     Session, check_permissions, print_outcome, refuse_degenerate, refuse_others_routing, refuse_stranding,
     refuse_unless_forced, resource_of, runtime, selection, writer_mode,
 };
-use super::follow::Follower;
+use super::follow::{Follower, cut_short};
 use super::status::{Awaited, awaited, waiting_for};
 use super::views::Scope;
 use super::{ApproveArgs, Outcome, confirm, print, stored_original, terminal_question, warn};
@@ -26,7 +26,7 @@ use crate::source::live::{self, Live, Selection};
 use crate::status::{self, ObjectView, Position, Progress, RolloutView};
 use crate::write::{self, Deadline, Interrupt, MayLand, Mode, Writer};
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,17 +70,6 @@ impl Targets {
 /// Whether the run follows the Rollouts after the first approval.
 fn follows(args: &ApproveArgs) -> bool {
     args.until_step.is_some() || args.to_end
-}
-
-/// A closed output (`| head`) ends a sequence where it stands: its later pauses are not
-/// approved, which must not pass for success, as a closed pipe does for one approval.
-fn cut_short(error: Error) -> Error {
-    match error {
-        Error::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Error::Output(std::io::Error::other(
-            format!("the output was closed ({e}) while following the release: no later pause is approved"),
-        )),
-        other => other,
-    }
 }
 
 /// The line that ends a sequence that did all it was asked: once it is done, a reader gone
@@ -419,7 +408,13 @@ pub fn approve(args: &ApproveArgs) -> anyhow::Result<Outcome> {
             Writer::new(&session.cluster, writer_mode(args.dry_run), interrupt.clone(), terminal_question(args.yes))?;
         let mut run = Run { session: &session, selection: &selection, args, follower: None, scripts: BTreeMap::new() };
         let outcome = interrupt.unless_second(run.approve_all(&mut writer)).await;
-        let outcome = outcome.map(|result| if follows(args) { result.map_err(cut_short) } else { result });
+        let outcome = outcome.map(|result| {
+            if follows(args) {
+                result.map_err(|e| cut_short(e, "while following the release: no later pause is approved"))
+            } else {
+                result
+            }
+        });
         let result = outcome.unwrap_or_else(|signal| Err(writer.stop_at_once(signal)));
         Ok(writer.finish(result).await?)
     })
@@ -438,14 +433,14 @@ impl Run<'_> {
         if !follows(args) {
             return Ok(Outcome::Done);
         }
-        let selection = self.selection;
+        // The Rollouts claimed, by name: one that matches a selector only later is not this run's.
+        let claimed = Scope::Namespace(Selection::Names(approved.keys().cloned().collect()));
         let goal = match args.until_step {
             Some(last) => format!("pause again (up to step {last}), complete or fail"),
             None => "pause again, complete or fail".into(),
         };
         // What the sequence waits for, as status -w says it: for a timeout's message.
         let mut waiting = just_approved(&session.cluster.namespace, &approved, &goal);
-        let mut left_alone = BTreeSet::new();
         loop {
             if let Some(last) = args.until_step
                 && approved.values().all(|a| a.stage >= Stage::Step(last))
@@ -458,31 +453,21 @@ impl Run<'_> {
             // renewed meanwhile, and a question asked at a later step.
             let following =
                 self.follower.get_or_insert_with(|| Follower::new(Duration::ZERO, writer.interrupt().clone(), None));
-            let (deadline, scope) = (writer.deadline(), Scope::Namespace(selection.clone()));
+            let deadline = writer.deadline();
             let views = async {
                 let renewing = format!("renewing the claim, waiting for {waiting}");
                 write::within(deadline, &renewing, writer.keep_claims()).await?;
-                write::within(deadline, &format!("waiting for {waiting}"), following.next(session, &scope)).await
+                write::within(deadline, &format!("waiting for {waiting}"), following.next(session, &claimed)).await
             };
             let views = views.await.inspect_err(|_| following.finish())?;
-            // A Rollout that matches the selector only now was not claimed: it is not this run's.
-            let (views, unclaimed): (Vec<RolloutView>, Vec<RolloutView>) =
-                views.into_iter().partition(|view| approved.contains_key(&view.name));
-            for view in unclaimed {
-                if left_alone.insert(view.name.clone()) {
-                    warn(&format!(
-                        "warning: Rollout {}/{} matches the selector now, but was not claimed when this run began: it is left alone (run again to approve it too)",
-                        view.namespace, view.name
-                    ));
-                }
-            }
             for view in &views {
                 // Failed, disabled or being deleted (each a spec change too): said as such.
                 if let Progress::Failed { reason } = &view.progress {
                     return Err(Error::Input(format!("Rollout {}: {reason}; stopped", view.name)));
                 }
-                let (stage, generation) =
-                    approved.get(&view.name).map_or((Stage::Step(0), None), |a| (a.stage, a.generation));
+                // Each view is of a Rollout approved: the follow is of those, by name.
+                let approval = &approved[&view.name];
+                let (stage, generation) = (approval.stage, approval.generation);
                 if view.generation != generation {
                     let shown = |generation: Option<i64>| generation.map_or("none".to_string(), |g| g.to_string());
                     return Err(Error::Input(format!(
@@ -494,8 +479,7 @@ impl Run<'_> {
                 }
                 // A new version pushed meanwhile: the controller resets the release (§3.6), and
                 // its pauses are not the ones this run was asked to approve.
-                if let Some((before, now)) =
-                    approved.get(&view.name).and_then(|a| a.release.as_ref()).zip(view.release.as_ref())
+                if let Some((before, now)) = approval.release.as_ref().zip(view.release.as_ref())
                     && before != now
                 {
                     return Err(Error::Input(format!(
@@ -514,8 +498,7 @@ impl Run<'_> {
                 // at its step again, the approval was overwritten (the controller writes its
                 // status whole, last writer wins) or undone.
                 if view.progress == Progress::WaitingForApproval
-                    && let Some(Stage::Step(step)) =
-                        view.stage.filter(|s| approved.contains_key(&view.name) && *s == stage)
+                    && let Some(Stage::Step(step)) = view.stage.filter(|s| *s == stage)
                 {
                     let args = model::rollout_args(&view.namespace, &view.name);
                     return Err(Error::Input(format!(

@@ -60,6 +60,18 @@ pub(super) struct Follower {
     display: Display,
 }
 
+/// A closed output (`| head`) ends a follow where it stands, short of its goal (an approve
+/// sequence's later pauses, a status -w's end): that must not pass for the goal (a gate in a
+/// script), as a closed pipe passes elsewhere. `what`: where it was cut short, and what of it.
+pub(super) fn cut_short(error: Error, what: &str) -> Error {
+    match error {
+        Error::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Error::Output(std::io::Error::other(format!("the output was closed ({e}) {what}")))
+        }
+        other => other,
+    }
+}
+
 /// What ends following from outside: the deadline, and SIGINT, SIGTERM and SIGHUP, listened
 /// for from the start so that they never cut a write short; following itself writes nothing,
 /// so they end it at once, also during a read.

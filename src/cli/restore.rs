@@ -482,7 +482,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                     }
                 }
             }
-            notes.extend(held_notes(&session.cluster, &live.rollouts, held).await);
+            notes.extend(held_notes(&session.cluster, &live.rollouts, &live.snapshot.rollouts, held).await);
         }
         Targets::Refs(refs, rollouts) => {
             for (resource, name) in refs {
@@ -814,29 +814,46 @@ enum Stale {
     Gone,
 }
 
-/// The note of each held TrafficRouting (`held_note`), its holders read to tell those that let
-/// go when their release ends from those that never will. A holder that cannot be read is
-/// taken as one that will.
-async fn held_notes(cluster: &Cluster, rollouts: &Resource, held: Vec<Held>) -> Vec<String> {
+/// The note of each held TrafficRouting (`held_note`), its holders read (from `read`, the
+/// Rollouts read already, else from the API) to tell those that let go when their release ends
+/// from those that never will. A holder that cannot be read is taken as one that lets go, and
+/// said so.
+async fn held_notes(cluster: &Cluster, rollouts: &Resource, read: &[Located<Rollout>], held: Vec<Held>) -> Vec<String> {
     let mut notes = Vec::new();
     for Held { namespace, name, holders, routing, linking } in held {
-        let mut states = Vec::new();
+        let (mut states, mut unread) = (Vec::new(), Vec::new());
         for holder in &holders {
-            let stale = match model::finalizer_rollout(holder) {
-                Some(rollout) => match cluster.get(rollouts, &namespace, rollout).await {
-                    Ok(None) => Some(Stale::Gone),
-                    Ok(Some(object)) => Rollout::from_object(&object)
-                        .ok()
-                        .filter(|r| r.traffic_routing_cr.as_deref() != Some(name.as_str()))
-                        .map(|_| Stale::Unlinked),
-                    Err(_) => None,
+            let stale = |rollout: &Rollout| {
+                (rollout.traffic_routing_cr.as_deref() != Some(name.as_str())).then_some(Stale::Unlinked)
+            };
+            let state = match model::finalizer_rollout(holder) {
+                Some(rollout) => match read.iter().find(|r| r.namespace == namespace && r.item.name == rollout) {
+                    Some(found) => stale(&found.item),
+                    None => match cluster.get(rollouts, &namespace, rollout).await {
+                        Ok(None) => Some(Stale::Gone),
+                        Ok(Some(object)) => match Rollout::from_object(&object) {
+                            Ok(found) => stale(&found),
+                            Err(why) => {
+                                unread.push(format!("Rollout {rollout} does not parse ({why})"));
+                                None
+                            }
+                        },
+                        Err(why) => {
+                            unread.push(format!("Rollout {rollout} could not be read ({why})"));
+                            None
+                        }
+                    },
                 },
                 None => None,
             };
-            states.push((holder.as_str(), stale));
+            states.push((holder.as_str(), state));
         }
         let linking: Vec<&str> = linking.iter().map(String::as_str).collect();
-        notes.push(held_note(&namespace, &name, &states, &routing, &linking));
+        let note = held_note(&namespace, &name, &states, &routing, &linking);
+        notes.push(match unread.is_empty() {
+            true => note,
+            false => format!("{note} ({}: taken as letting go when its release ends)", unread.join("; ")),
+        });
     }
     notes
 }
@@ -1394,9 +1411,11 @@ async fn restore_backup(
 /// backup makes it), when it carries a routing's canary traffic: a canary Ingress (its
 /// controller owner is a Rollout or a TrafficRouting, or it is named as the canary Ingress of a
 /// routing of `found`, the namespace's Rollouts, when read), or a custom ref or HTTPRoute of such
-/// a routing that routes to the routing's own canary Service. A canary Service it routes to that
-/// does not exist, as `plan` warns; and an owner not in a release, as the controller undoes
-/// canary routing only in one. It is what the user asked for: warnings, not refusals.
+/// a routing that routes to its canary (`routes_canary`: a canary Service of its own, or a custom
+/// ref's `canary` subset of the stable Service). A Service it routes to that does not exist, as
+/// `plan` warns (the canary Service the controller makes, or the stable one it waits for); and
+/// an owner not in a release, as the controller undoes canary routing only in one. It is what
+/// the user asked for: warnings, not refusals.
 async fn canary_backup_warnings(
     cluster: &Cluster,
     found: Option<&NamespaceRollouts>,

@@ -1,7 +1,7 @@
 //! `status`: where Rollouts and their gateway objects stand, once or followed (`-w`).
 
 use super::cluster::{Session, runtime};
-use super::follow::Follower;
+use super::follow::{Follower, cut_short};
 use super::views::{Missing, Read, Scope, none_found, views};
 use super::{Outcome, StatusArgs, print, print_raw};
 use crate::error::Error;
@@ -51,12 +51,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
         loop {
             let views = follower.next(&session, &scope).await.map_err(|e| match e {
                 Error::TimedOut(message) => Error::TimedOut(format!("{message} waiting for {waiting}")),
-                // A closed output (`| head`) ends the follow short of its goal, which must not
-                // pass for it (a gate in a script), as it would for a closed pipe elsewhere.
-                Error::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Error::Output(std::io::Error::other(
-                    format!("the output was closed ({e}) while waiting for {waiting}: stopped following"),
-                )),
-                other => other,
+                other => cut_short(other, &format!("while waiting for {waiting}: stopped following")),
             })?;
             waiting = awaited(&views, settled, goal);
             if views.iter().all(settled) {

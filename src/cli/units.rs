@@ -144,7 +144,9 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
 /// runs, as a Lua stack error that does not name the limit. 1 MiB holds a small script and obj.
 pub fn parse_lua_memory(text: &str) -> Result<usize, String> {
     match parse_size(text)? {
-        size if size < MIN_LUA_MEMORY => Err(format!("{text:?}: the script memory limit must be at least 1Mi")),
+        size if size < MIN_LUA_MEMORY => {
+            Err(format!("{text:?}: the script memory limit must be at least 1Mi (1,048,576 bytes)"))
+        }
         size => Ok(size),
     }
 }
@@ -256,7 +258,7 @@ mod tests {
         for small in ["0Mi", "1", "32Ki", "1023Ki"] {
             assert_eq!(
                 parse_lua_memory(small).unwrap_err(),
-                format!("{small:?}: the script memory limit must be at least 1Mi")
+                format!("{small:?}: the script memory limit must be at least 1Mi (1,048,576 bytes)")
             );
         }
         assert_eq!(parse_lua_memory("1024Ki").unwrap(), 1 << 20);

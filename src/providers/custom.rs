@@ -308,18 +308,18 @@ pub fn names_service(value: &Value, service: &str) -> bool {
 pub fn canary_routing_in(spec: &Value, canary: &str, stable: &str) -> Option<String> {
     match canary == stable {
         false => names_service(spec, canary).then(|| format!("the canary Service {canary}")),
-        true => routes_to_canary_subset(spec, canary).then(|| format!("the canary subset of Service {canary}")),
+        true => has_canary_subset_destination(spec, canary).then(|| format!("the canary subset of Service {canary}")),
     }
 }
 
 /// Whether `value` holds a `destination` to `service`'s `canary` subset.
-fn routes_to_canary_subset(value: &Value, service: &str) -> bool {
+fn has_canary_subset_destination(value: &Value, service: &str) -> bool {
     match value {
-        Value::Array(items) => items.iter().any(|item| routes_to_canary_subset(item, service)),
+        Value::Array(items) => items.iter().any(|item| has_canary_subset_destination(item, service)),
         Value::Object(map) => {
             let destination = &value["destination"];
             (destination["subset"] == "canary" && names_service(&destination["host"], service))
-                || map.values().any(|item| routes_to_canary_subset(item, service))
+                || map.values().any(|item| has_canary_subset_destination(item, service))
         }
         _ => false,
     }

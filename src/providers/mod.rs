@@ -420,9 +420,10 @@ impl ObjectPlan {
     /// The plan, told that the object as read is being deleted (a deletionTimestamp, its
     /// finalizers holding it), which no provider of the controller reads: a step writes it all
     /// the same and counts as done, and what it writes goes with the object. A note for
-    /// `status`; a warning where the plan writes it (a delete warns of its own).
+    /// `status`; a warning at each stage whose plan writes it (a delete warns of its own), which
+    /// the rendering merges into one line naming the stages.
     pub fn noting_deletion(mut self) -> ObjectPlan {
-        if self.after.is_some() || !crate::change::being_deleted(&self.current) {
+        if !crate::change::being_deleted(&self.current) {
             return self;
         }
         let held = match crate::change::finalizers(&self.current) {
@@ -480,7 +481,7 @@ mod tests {
         // Left as it is: noted, no warning.
         let kept = plan(deleting.clone(), false).noting_deletion();
         assert_eq!((kept.notes.len(), kept.warnings.len()), (1, 0));
-        // Without finalizers; and where a stage before left it (said there already): nothing.
+        // Without finalizers; and where a stage before left it (a later step's plan of it).
         let bare = plan(serde_json::json!({"metadata": {"deletionTimestamp": "t"}}), false).noting_deletion();
         assert_eq!(
             bare.notes,
@@ -489,7 +490,7 @@ mod tests {
         let mut carried = plan(deleting, true);
         carried.after = Some("step 1/3".into());
         let carried = carried.noting_deletion();
-        assert_eq!((carried.notes.len(), carried.warnings.len()), (0, 0));
+        assert_eq!((carried.notes.len(), carried.warnings.len()), (1, 1));
         let alive = plan(serde_json::json!({"metadata": {}}), true).noting_deletion();
         assert_eq!((alive.notes.len(), alive.warnings.len()), (0, 0));
     }
