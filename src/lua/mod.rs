@@ -483,8 +483,10 @@ fn run<E: Encoding>(
     let outcome = function.call::<mlua::MultiValue>(());
     // Past the deadline nothing the script did counts, whatever it caught on the way out.
     if let Some(line) = deadline.passed_at() {
-        let message =
-            format!("{CHUNK_NAME}:{line}: timed out after {:?} (the controller's limit is 1s)", limits.timeout);
+        let message = format!(
+            "{CHUNK_NAME}:{line}: timed out after {} (the controller's limit is 1s)",
+            crate::time::go_duration(limits.timeout)
+        );
         return Err(fail(ScriptErrorKind::Timeout, message));
     }
     let returned = match outcome {
