@@ -144,9 +144,9 @@ pub fn plan_object(
             };
             warnings.extend(order.map(|order| format!("{reference}: {}", order.warning())));
             let planned = Arc::new(result.apply_to(&current, Some(&stored)));
-            warnings.extend(routing_warnings(reference, &script, &obj, &planned, strategy));
-            too_large = annotations_too_large(reference, &planned);
             controller_stuck = controller_sticks(reference, &script, &obj, strategy);
+            warnings.extend(routing_warnings(reference, &script, &obj, &planned, strategy, controller_stuck.is_some()));
+            too_large = annotations_too_large(reference, &planned);
             warnings.extend(controller_stuck.clone());
             // With canary = stable every object names the Service: nothing tells a canary route.
             if routing.canary_service != routing.stable_service
@@ -392,6 +392,7 @@ fn routing_warnings(
     obj: &Value,
     planned: &Value,
     strategy: &RouteStrategy,
+    controller_stuck: bool,
 ) -> Vec<String> {
     let original = &obj["data"];
     let mut warnings = Vec::new();
@@ -444,11 +445,11 @@ fn routing_warnings(
     }
     let stable = obj["stableService"].as_str().unwrap_or_default();
     // A weight step the script selects no rule for changes no weight (where the controller's
-    // script gets that far: see `controller_sticks`).
+    // script gets that far: `controller_stuck`, see `controller_sticks`).
     if builtin
+        && !controller_stuck
         && !matched
         && strategy.weights().0 != 0
-        && controller_vs_script_failure(&original["spec"], matched).is_none()
         && !selects_a_rule(&original["spec"], stable)
     {
         warnings.push(format!(
@@ -817,8 +818,9 @@ mod tests {
     fn warnings_of(kind: &str, builtin: bool, original: Value, planned: Value, strategy: RouteStrategy) -> Vec<String> {
         let (reference, script) = reference_and_script(kind, builtin);
         let obj = json!({"data": original, "canaryService": "web", "stableService": "web"});
-        let mut warnings = routing_warnings(&reference, &script, &obj, &planned, &strategy);
-        warnings.extend(controller_sticks(&reference, &script, &obj, &strategy));
+        let stuck = controller_sticks(&reference, &script, &obj, &strategy);
+        let mut warnings = routing_warnings(&reference, &script, &obj, &planned, &strategy, stuck.is_some());
+        warnings.extend(stuck);
         warnings
     }
 
@@ -942,7 +944,7 @@ mod tests {
         let obj = json!({"data": {"spec": stable}, "canaryWeight": 20, "canaryService": "web-canary", "stableService": "web"});
         let twenty = RouteStrategy { traffic: Some("20%".into()), ..Default::default() };
         assert_eq!(
-            routing_warnings(&reference, &script, &obj, &planned, &twenty),
+            routing_warnings(&reference, &script, &obj, &planned, &twenty, false),
             [
                 "VirtualService/web: spec.http[0] routes to the canary 2 times (a rule with two stable-host routes is processed twice by the script): 36% of its requests go to the canary, not the step's 20%"
             ]
@@ -950,18 +952,18 @@ mod tests {
         // One canary route is the script's normal result; a subset named canary is not the
         // canary when there is a canary Service.
         let once = json!({"spec": {"http": [{"route": [route("web", 80), route("web-canary", 20), {"destination": {"host": "web", "subset": "canary"}, "weight": 0}]}]}});
-        assert_eq!(routing_warnings(&reference, &script, &obj, &once, &twenty), Vec::<String>::new());
+        assert_eq!(routing_warnings(&reference, &script, &obj, &once, &twenty, false), Vec::<String>::new());
         // Traffic beside matches: the built-in script takes the matches path alone.
         let matched =
             RouteStrategy { matches: Some(vec![json!({"headers": [{"name": "x", "value": "1"}]})]), ..twenty.clone() };
         assert_eq!(
-            routing_warnings(&reference, &script, &obj, &once, &matched),
+            routing_warnings(&reference, &script, &obj, &once, &matched, false),
             [
                 "VirtualService/web: traffic 20% is ignored: with matches the built-in script only adds canary match rules"
             ]
         );
         let custom = ResolvedScript { source: ScriptSource::Flag { path: "vs.lua".into() }, ..script };
-        assert_eq!(routing_warnings(&reference, &custom, &obj, &once, &matched), Vec::<String>::new());
+        assert_eq!(routing_warnings(&reference, &custom, &obj, &once, &matched, false), Vec::<String>::new());
     }
 
     #[test]
