@@ -814,37 +814,20 @@ enum Stale {
     Gone,
 }
 
-/// The note of each held TrafficRouting (`held_note`), its holders read (from `read`, the
-/// Rollouts read already, else from the API) to tell those that let go when their release ends
-/// from those that never will. A holder that cannot be read is taken as one that lets go, and
-/// said so.
+/// The note of each held TrafficRouting (`held_note`), its holders looked at (`holder_stale`) to
+/// tell those that let go when their release ends from those that never will. A holder that
+/// cannot be read is taken as one that lets go, and said so.
 async fn held_notes(cluster: &Cluster, rollouts: &Resource, read: &[Located<Rollout>], held: Vec<Held>) -> Vec<String> {
     let mut notes = Vec::new();
     for Held { namespace, name, holders, routing, linking } in held {
         let (mut states, mut unread) = (Vec::new(), Vec::new());
         for holder in &holders {
-            let stale = |rollout: &Rollout| {
-                (rollout.traffic_routing_cr.as_deref() != Some(name.as_str())).then_some(Stale::Unlinked)
-            };
-            let state = match model::finalizer_rollout(holder) {
-                Some(rollout) => match read.iter().find(|r| r.namespace == namespace && r.item.name == rollout) {
-                    Some(found) => stale(&found.item),
-                    None => match cluster.get(rollouts, &namespace, rollout).await {
-                        Ok(None) => Some(Stale::Gone),
-                        Ok(Some(object)) => match Rollout::from_object(&object) {
-                            Ok(found) => stale(&found),
-                            Err(why) => {
-                                unread.push(format!("Rollout {rollout} does not parse ({why})"));
-                                None
-                            }
-                        },
-                        Err(why) => {
-                            unread.push(format!("Rollout {rollout} could not be read ({why})"));
-                            None
-                        }
-                    },
-                },
-                None => None,
+            let state = match holder_stale(cluster, rollouts, read, &namespace, &name, holder).await {
+                Ok(state) => state,
+                Err(why) => {
+                    unread.push(why);
+                    None
+                }
             };
             states.push((holder.as_str(), state));
         }
@@ -856,6 +839,31 @@ async fn held_notes(cluster: &Cluster, rollouts: &Resource, read: &[Located<Roll
         });
     }
     notes
+}
+
+/// Why the Rollout of `finalizer` never lets go of TrafficRouting `name`, if it does not (None: it
+/// does, or the finalizer names no Rollout); the Rollout looked for among those `read`, else read
+/// by name. Err: it could not be told (the Rollout not read, or not parsed).
+async fn holder_stale(
+    cluster: &Cluster,
+    rollouts: &Resource,
+    read: &[Located<Rollout>],
+    namespace: &str,
+    name: &str,
+    finalizer: &str,
+) -> Result<Option<Stale>, String> {
+    let Some(rollout) = model::finalizer_rollout(finalizer) else { return Ok(None) };
+    let unlinked = |found: &Rollout| (found.traffic_routing_cr.as_deref() != Some(name)).then_some(Stale::Unlinked);
+    if let Some(found) = read.iter().find(|r| r.namespace == namespace && r.item.name == rollout) {
+        return Ok(unlinked(&found.item));
+    }
+    match cluster.get(rollouts, namespace, rollout).await {
+        Ok(None) => Ok(Some(Stale::Gone)),
+        Ok(Some(object)) => Rollout::from_object(&object)
+            .map(|found| unlinked(&found))
+            .map_err(|why| format!("Rollout {rollout} does not parse ({why})")),
+        Err(why) => Err(format!("Rollout {rollout} could not be read ({why})")),
+    }
 }
 
 /// Why TrafficRouting `name`'s objects are left while other Rollouts hold it (`holders`: their
@@ -1224,8 +1232,9 @@ fn read_backup(file: &std::path::Path, force: bool) -> Result<Backup, Error> {
     let source = file.display().to_string();
     let text = files::read_text(file, files::OBJECT)?;
     let flaws: Vec<String> = write::backup_flaw(&text).map(str::to_string).into_iter().collect();
+    // Refused before any request; forced, warned of by `restore_backup`.
     if !force {
-        refuse_flawed(&source, &flaws, force)?;
+        refuse_flawed(&source, &flaws, false)?;
     }
     let mut documents = yaml::parse_documents(&text, &source).map_err(Error::Input)?;
     match documents.len() {
