@@ -425,7 +425,6 @@ fn evaluate_in<E: Encoding>(
     options: EvalOptions,
     encoding: E,
 ) -> Option<Result<Evaluated<E::Output>, ScriptError>> {
-    let fail = |kind, message: String| script.error(kind, message);
     let setup = || -> mlua::Result<Option<deadline::Deadline>> {
         stdlib::install_for(lua, &script.name, options)?;
         // The obj counts against the limit too: a large one fails here, not the process.
@@ -453,7 +452,7 @@ fn evaluate_in<E: Encoding>(
         Ok(Some(deadline)) => deadline,
         Ok(None) => return None,
         Err(e) if is_memory_error(&e) => {
-            return Some(Err(fail(
+            return Some(Err(script.error(
                 ScriptErrorKind::Input,
                 format!(
                     "its obj takes more than the memory limit ({}) as Lua tables: raise it with --lua-memory",
@@ -461,7 +460,7 @@ fn evaluate_in<E: Encoding>(
                 ),
             )));
         }
-        Err(e) => return Some(Err(fail(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))),
+        Err(e) => return Some(Err(script.error(ScriptErrorKind::Runtime, format!("setting up the sandbox: {e}")))),
     };
     drop(obj);
     Some(run(lua, script, limits, options, encoding, deadline))
@@ -476,10 +475,8 @@ fn run<E: Encoding>(
     encoding: E,
     deadline: deadline::Deadline,
 ) -> Result<Evaluated<E::Output>, ScriptError> {
-    let fail = |kind, message: String| script.error(kind, message);
-
-    let bytecode = script.bytecode().map_err(|message| fail(ScriptErrorKind::Syntax, message))?;
-    let function = load_chunk(lua, bytecode).map_err(|e| fail(ScriptErrorKind::Syntax, lua_message(&e)))?;
+    let bytecode = script.bytecode().map_err(|message| script.error(ScriptErrorKind::Syntax, message))?;
+    let function = load_chunk(lua, bytecode).map_err(|e| script.error(ScriptErrorKind::Syntax, lua_message(&e)))?;
     let outcome = function.call::<mlua::MultiValue>(());
     // Past the deadline nothing the script did counts, whatever it caught on the way out.
     if let Some(line) = deadline.passed_at() {
@@ -487,30 +484,30 @@ fn run<E: Encoding>(
             "{CHUNK_NAME}:{line}: timed out after {} (the controller's limit is 1s)",
             crate::time::go_duration(limits.timeout)
         );
-        return Err(fail(ScriptErrorKind::Timeout, message));
+        return Err(script.error(ScriptErrorKind::Timeout, message));
     }
     let returned = match outcome {
         Ok(values) => values,
         Err(e) => {
             if is_memory_error(&e) {
-                return Err(fail(ScriptErrorKind::Memory, out_of_memory(limits)));
+                return Err(script.error(ScriptErrorKind::Memory, out_of_memory(limits)));
             }
-            return Err(fail(ScriptErrorKind::Runtime, with_miscompiled(script, lua_message(&e))));
+            return Err(script.error(ScriptErrorKind::Runtime, with_miscompiled(script, lua_message(&e))));
         }
     };
     // Only the last value returned counts, as in the controller (`l.Get(-1)`).
     let last = returned.into_iter().last().unwrap_or(LuaValue::Nil);
     if !last.is_table() {
-        return Err(fail(
+        return Err(script.error(
             ScriptErrorKind::NotATable,
             format!("expect table output from Lua script, not {}", lua_type(&last)),
         ));
     }
-    let work = deadline.work(lua).map_err(|e| fail(ScriptErrorKind::Runtime, lua_message(&e)))?;
+    let work = deadline.work(lua).map_err(|e| script.error(ScriptErrorKind::Runtime, lua_message(&e)))?;
     let output = convert::from_lua(lua, last, options.empty, convert::Budget::result(limits.memory), encoding).map_err(|e| match e {
-        EncodeError::Refused(message) => fail(ScriptErrorKind::Output, message),
-        EncodeError::OutOfMemory => fail(ScriptErrorKind::Memory, out_of_memory(limits)),
-        EncodeError::TooLarge => fail(
+        EncodeError::Refused(message) => script.error(ScriptErrorKind::Output, message),
+        EncodeError::OutOfMemory => script.error(ScriptErrorKind::Memory, out_of_memory(limits)),
+        EncodeError::TooLarge => script.error(
             ScriptErrorKind::Memory,
             format!(
                 "its result is too large: it would take more than the memory limit ({}, --lua-memory), counting its strings and keys, {} bytes for each value and {} for each map",
