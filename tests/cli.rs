@@ -189,3 +189,22 @@ fn plan_of_files_refuses_a_namespace_that_does_not_match_theirs() {
         .status(1)
         .stderr_has("the argument '--expect-step <N>' cannot be used multiple times");
 }
+
+#[test]
+fn a_boolean_flag_takes_a_value_after_an_equals_sign_as_kubectls_do() {
+    // A regression: `status -w=true` was "unexpected argument '-=' found", `--summary=true` refused.
+    let example = repo("examples/istio-canary-ab");
+    let example = example.to_str().unwrap();
+    let test = Test::new();
+    let summary = test.run_args(["plan", "-f", example, "--summary"]).success().stdout;
+    assert_eq!(test.run_args(["plan", "-f", example, "--summary=true"]).success().stdout, summary);
+    let full = test.run_args(["plan", "-f", example]).success().stdout;
+    assert_eq!(test.run_args(["plan", "-f", example, "--summary=False", "-v=0"]).success().stdout, full);
+    // A value after a flag that needs `-w`, with `-w` switched off: refused as without it.
+    test.run_args(["status", "demo", "-w=false", "--timeout", "5s"])
+        .status(1)
+        .stderr_has("required arguments were not provided:\n  --watch");
+    test.run_args(["status", "demo", "-w=yes"]).status(1).stderr_has(
+        "error: invalid value 'yes' for '-w': a boolean flag is true or false (also 1, t, T, TRUE, True, 0, f, F, FALSE, False, as kubectl reads it)",
+    );
+}

@@ -1,6 +1,7 @@
 //! The command line: arguments, dispatch, and the one place exit codes are decided.
 
 mod approve;
+mod booleans;
 mod claim;
 mod cluster;
 mod completion;
@@ -19,7 +20,7 @@ use crate::lua::Limits;
 use crate::output;
 use crate::scripts::DEFAULT_CONTROLLER_NAMESPACE;
 use crate::source::cluster::ConnectionArgs;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
@@ -800,8 +801,16 @@ pub enum Outcome {
 
 /// Runs the command line and returns the process exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
-    let args: Vec<OsString> = args.into_iter().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let mut command = Cli::command();
+    let args = match booleans::respelled(&mut command, args.into_iter().collect()) {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return exit_code(&Ok(Outcome::Failed));
+        }
+    };
+    let parsed = command.try_get_matches_from_mut(&args);
+    let cli = match parsed.and_then(|mut matches| Cli::from_arg_matches_mut(&mut matches)) {
         Ok(cli) => cli,
         Err(e) => {
             let e = help::explain(e, &args);
