@@ -479,7 +479,8 @@ impl<'a> Planner<'a> {
                     self.placed_if_missing(plan, &route.reference(&Value::Null), routing, now)?
                 }
             };
-            if self.carry {
+            // A write the API server refuses leaves the object as it was.
+            if self.carry && plan.unwritable.is_none() {
                 carried.left.insert(plan.key.clone(), (Arc::clone(&plan.planned), stage.to_string()));
             }
             objects.push(plan.noting_deletion());

@@ -153,6 +153,24 @@ mod cluster {
     }
 
     #[test]
+    fn approve_refuses_a_write_the_httproute_crd_refuses() {
+        // The API server would refuse it (422), the step stuck; approve writes nothing instead.
+        let server = store(1, "StepPaused", &["v1"]).start();
+        let mut stored = route(&server);
+        stored["spec"]["rules"][0]["filters"] = json!([{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}]);
+        server.put_object(stored);
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "store").unwrap();
+        rollout["spec"]["strategy"]["canary"]["steps"][0]["matches"] =
+            json!([{"headers": [{"name": "a", "value": "1"}]}, {"headers": [{"name": "b", "value": "2"}]}]);
+        server.put_object(rollout);
+        server.clear_log();
+        Test::new().kubeconfig(&server).args(["approve", "store", "--yes"]).run().status(3).stderr_has(
+            "error: nothing was written: HTTPRoute shop/store as the controller writes it breaks the HTTPRoute CRD's rules (gateway-api v0.8 to v1): spec.rules[2].filters[0]: with path.replacePrefixMatch (URLRewrite), exactly one PathPrefix match must be specified, and the rule has 2 matches",
+        );
+        assert!(writes(&server).is_empty(), "{:?}", writes(&server));
+    }
+
+    #[test]
     fn approve_a_header_step_a_path_step_and_a_weight_step_then_restore() {
         let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
         assert_eq!(rules(&server), ORIGINAL);
@@ -548,6 +566,19 @@ fn a_write_the_httproute_crd_refuses_is_warned_of() {
         .run()
         .success()
         .stdout_has("warning: HTTPRoute shop/web as the controller writes it breaks the HTTPRoute CRD's rules (gateway-api v0.8 to v1): spec.rules[1].filters[0]: with path.replacePrefixMatch (URLRewrite), exactly one PathPrefix match must be specified, and the rule has 2 matches; the API server refuses the update, so the step never finishes (`--dry-run=server` asks the cluster's own CRD)\n");
+    // A step after a refused one starts from the route as it was, not from the write that was
+    // never stored (a helper's review: its own refusal went unsaid).
+    let steps =
+        format!("{}, {{replicas: 2, matches: [{{path: {{type: Exact, value: /x}}}}]}}]", steps.trim_end_matches(']'));
+    let plan = Test::new()
+        .file("m/route.yaml", &route)
+        .file("m/rollout.yaml", &rollout_with_steps("{service: web, gateway: {httpRouteName: web}}", "", &steps))
+        .args(["plan", "-f", "m"])
+        .run()
+        .success()
+        .stdout_has("--- HTTPRoute shop/web (current)\n+++ HTTPRoute shop/web (step 2/2)\n")
+        .stdout_has("and the rule has 1 match (not of type PathPrefix); the API server refuses the update");
+    assert!(!plan.stdout.contains("(after step 1/2)"), "{}", plan.stdout);
 }
 
 const ROUTE: &str = r#"

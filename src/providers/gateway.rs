@@ -54,6 +54,9 @@ pub struct StagePlan {
     /// resourceVersion it read.
     pub writes: bool,
     pub warnings: Vec<String>,
+    /// Why the API server refuses the write (said among the warnings too): the route stays as
+    /// it was, and the controller at this stage.
+    pub refused: Option<String>,
 }
 
 impl GatewayRoute<'_> {
@@ -105,7 +108,7 @@ pub fn mode(action: &RoutingAction) -> Option<Mode<'_>> {
 /// does not exist): the rules computed in the stage's mode, compared with the current ones as
 /// Go compares them, and the whole object replaced when they differ.
 pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &RoutingAction) -> Result<StagePlan, Error> {
-    let unchanged = |warnings| StagePlan { route: current.cloned(), writes: false, warnings };
+    let unchanged = |warnings| StagePlan { route: current.cloned(), writes: false, warnings, refused: None };
     let Some(mode) = mode(action) else { return Ok(unchanged(Vec::new())) };
     let Some(current) = current else {
         return match mode {
@@ -171,8 +174,9 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
             next = http_route::default_rules();
         }
         if next == stored_rules {
-            warnings.extend(refused_write(route, current, &planned));
-            return Ok(StagePlan { route: Some(planned), writes: true, warnings });
+            let refused = refused_write(route, current, &planned);
+            warnings.extend(refused.clone());
+            return Ok(StagePlan { route: Some(planned), writes: true, warnings, refused });
         }
         if pass == passes {
             break;
@@ -185,8 +189,9 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
         "{}: the rules the controller writes at this stage are not stored as written, and each of its passes writes them again: the step never completes; the plan shows its last write",
         route.describe()
     ));
-    warnings.extend(refused_write(route, current, &planned));
-    Ok(StagePlan { route: Some(planned), writes: true, warnings })
+    let refused = refused_write(route, current, &planned);
+    warnings.extend(refused.clone());
+    Ok(StagePlan { route: Some(planned), writes: true, warnings, refused })
 }
 
 /// Why the API server refuses the controller's write of `planned`: the HTTPRoute CRD's rules it
@@ -419,7 +424,7 @@ pub fn plan_object(
         },
         obj: None,
         warnings,
-        unwritable: None,
+        unwritable: stage.refused,
         degenerate_original: None,
         canary_in_original: None,
         controller_sticks: None,
