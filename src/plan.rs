@@ -206,7 +206,7 @@ impl<'a> Planner<'a> {
             && rollout.disable_generate_canary_service
             && rollout.steps.first().is_some_and(|step| step.strategy.routes_traffic())
         {
-            warnings.push("blue-green with disableGenerateCanaryService and traffic or matches at step 1: before that step the controller patches the stable Service, which it answers with \"retry\" when no canary Service is generated, so by a reading of its code the release never gets past step 1 (not seen at runtime)".into());
+            warnings.push("blue-green with disableGenerateCanaryService and traffic or matches at step 1: before that step the controller patches the stable Service, which it answers with \"retry\" when no canary Service is generated, so by a reading of its code the release never reaches step 1 and no step is routed (not seen at runtime; the plan shows each step as it would route)".into());
         }
         // Its final route of all traffic to the new version calls EnsureRoutes alone, which makes
         // no canary Service (C.2), and a last step without traffic or matches deleted it.
@@ -535,7 +535,7 @@ pub fn describe_stage(
         }
         // The route of all traffic to the new version is the Rollout's own routing's: one routed
         // by its TrafficRouting alone keeps that routing's there.
-        Stage::BlueGreenFinal => (None, own.map(|_| strategy.describe()), None),
+        Stage::BlueGreenFinal => (None, own.map(|(_, split)| strategy.describe_split(split)), None),
     };
     let joined = |parts: [Option<String>; 4]| parts.into_iter().flatten().collect::<Vec<_>>().join(", ");
     let description = joined([replicas, own.clone(), pause, by_cr.clone()]);
@@ -1034,6 +1034,10 @@ mod tests {
         let own = StageRouting::of(rollout.strategy_at(Stage::BlueGreenFinal));
         let (description, _) = describe_stage(&rollout, Stage::BlueGreenFinal, Some((&own, &WeightSplit::Split)), None);
         assert!(description.contains("100%"), "{description}");
+        // With canary = stable its 100% splits nothing (a helper's review: "canary 100 / stable 0").
+        let (description, _) =
+            describe_stage(&rollout, Stage::BlueGreenFinal, Some((&own, &WeightSplit::NotSplit)), None);
+        assert_eq!(description, "traffic 100% (canary = stable Service: not split)");
     }
 
     #[test]
@@ -1315,7 +1319,9 @@ mod tests {
     fn blue_green_without_a_canary_service_routing_at_step_1_is_warned_of_and_only_then() {
         let warned = |disable: bool, first_step: Value| {
             let steps = json!([first_step, {"replicas": "100%", "traffic": "50%"}]);
-            blue_green_warnings(disable, steps, None).iter().any(|w| w.contains("never gets past step 1"))
+            blue_green_warnings(disable, steps, None)
+                .iter()
+                .any(|w| w.contains("never reaches step 1 and no step is routed"))
         };
         assert!(warned(true, json!({"replicas": "100%", "traffic": "0%"})));
         assert!(warned(true, json!({"replicas": "100%", "matches": [{"headers": [{"name": "x", "value": "1"}]}]})));
