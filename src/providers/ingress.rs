@@ -214,6 +214,18 @@ fn go_tls(tls: &Value) -> Value {
     Value::Object(kept)
 }
 
+/// A path's service backend as Go's typed copy writes it, to Service `name`: the port's `name`
+/// and `number` each left out when empty (omitempty), nothing else kept.
+fn go_service_backend(name: &str, service: &Value) -> Value {
+    let mut port = Map::new();
+    for (field, empty) in [("name", json!("")), ("number", json!(0))] {
+        if let Some(value) = service["port"].get(field).filter(|v| !v.is_null() && **v != empty) {
+            port.insert(field.into(), value.clone());
+        }
+    }
+    json!({"name": name, "port": port})
+}
+
 /// The canary Ingress the controller creates from the stable one (docs/controller-semantics.md
 /// §5.3), with the stable annotations (the script rewrites them next). The paths kept are those
 /// whose backend is the stable Service, pointed at the canary Service; rules left without a path
@@ -254,9 +266,7 @@ pub fn canary_ingress(source: &CanarySource, stable: &Value) -> Result<Value, St
                     kept.insert(field.into(), value.clone());
                 }
             }
-            let mut service = service.clone();
-            service["name"] = source.canary_service.into();
-            kept.insert("backend".into(), json!({"service": service}));
+            kept.insert("backend".into(), json!({"service": go_service_backend(source.canary_service, service)}));
             paths.push(Value::Object(kept));
         }
         if !paths.is_empty() {
@@ -1377,6 +1387,9 @@ mod tests {
         let route = route("nginx", &owner, &script);
         let mut empty = stable();
         empty["spec"]["rules"][0]["http"]["paths"][0]["path"] = json!("");
+        // A helper's review: a port's empty name was copied as it was.
+        empty["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"] =
+            json!({"name": "web", "port": {"name": "", "number": 80}, "extra": 1});
         empty["spec"]["tls"] = json!([{"hosts": [], "secretName": ""}, {"hosts": ["a.example.com"], "extra": 1}]);
         let canary = canary_ingress(&route.source(), &empty).unwrap();
         assert_eq!(
