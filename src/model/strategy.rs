@@ -70,12 +70,8 @@ impl RouteStrategy {
         (canary.into(), 100i32.wrapping_sub(canary).into())
     }
 
-    /// A short human description: `traffic 20%`, `matches: …`, header changes.
-    pub fn describe(&self) -> String {
-        self.describe_split(&WeightSplit::Split)
-    }
-
-    /// As `describe`, with the weights said as `split` has them.
+    /// A short human description: `traffic 20%`, `matches: …`, header changes; the weights said
+    /// as `split` has them.
     pub fn describe_split(&self, split: &WeightSplit) -> String {
         let weights = |providers: &str| {
             let (canary, stable) = self.weights();
@@ -362,18 +358,21 @@ mod tests {
         let modifier = json!({"set": [{"name": "x-tag", "value": "blue"}], "remove": ["x-debug"]});
         let alone = RouteStrategy { request_header_modifier: Some(modifier), ..Default::default() };
         assert_eq!(
-            alone.describe(),
+            alone.describe_split(&WeightSplit::Split),
             "original routing (no traffic, no matches), request headers set x-tag=blue, remove x-debug not applied (the controller routes no step without traffic or matches)"
         );
         let routed = RouteStrategy { traffic: Some("10%".into()), ..alone };
         assert_eq!(
-            routed.describe(),
+            routed.describe_split(&WeightSplit::Split),
             "traffic 10% (canary 10 / stable 90), request headers: set x-tag=blue, remove x-debug"
         );
-        assert_eq!(RouteStrategy::default().describe(), "original routing (no traffic, no matches)");
+        assert_eq!(
+            RouteStrategy::default().describe_split(&WeightSplit::Split),
+            "original routing (no traffic, no matches)"
+        );
         // An empty one changes nothing, and is not said.
         let empty = RouteStrategy { request_header_modifier: Some(json!({"set": []})), ..routed };
-        assert_eq!(empty.describe(), "traffic 10% (canary 10 / stable 90)");
+        assert_eq!(empty.describe_split(&WeightSplit::Split), "traffic 10% (canary 10 / stable 90)");
     }
 
     #[test]
@@ -400,11 +399,11 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            step.describe(),
+            step.describe_split(&WeightSplit::Split),
             "matches [header x=1] and traffic 10% (canary 10 / stable 90 where a provider uses it)"
         );
         let matches_only = RouteStrategy { traffic: None, ..step };
-        assert_eq!(matches_only.describe(), "matches [header x=1]");
+        assert_eq!(matches_only.describe_split(&WeightSplit::Split), "matches [header x=1]");
     }
 
     #[test]
