@@ -678,6 +678,18 @@ fn match_warnings(route: &GatewayRoute, rules: &[Value], matches: &[Value]) -> V
             ));
         }
     }
+    // A copy that gains no condition matches what the stable rule's own match does, and of two
+    // rules that match alike the Gateway takes the first: the stable one. (One taken by index
+    // from a path match is said above.)
+    let adds_nothing = |m: &Value| {
+        m.get("path").is_none()
+            && ["headers", "queryParams"].iter().all(|f| m[*f].as_array().is_none_or(|c| c.is_empty()))
+    };
+    for k in (0..non_path.len()).filter(|&k| !stable_rules.is_empty() && adds_nothing(&matches[k])) {
+        warnings.push(format!(
+            "matches[{k}] adds no header or query condition to the stable rules' matches it is copied into: a canary rule's copy matches the same requests as the stable rule before it, which the Gateway prefers (of rules that match alike, the first), so no request reaches {canary} through that copy"
+        ));
+    }
     let with_path: Vec<usize> = (0..matches.len()).filter(|&i| matches[i].get("path").is_some()).collect();
     if let ([first, rest @ ..], false) = (stable_rules.as_slice(), with_path.is_empty())
         && !rest.is_empty()
@@ -1165,6 +1177,22 @@ mod tests {
         let plan = plan(&rollout(), &route, &traffic("100%"));
         assert_eq!(written_rules(&plan)[1], route["spec"]["rules"][1], "a weight step leaves it");
         assert_eq!(plan.warnings, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_step_match_that_adds_no_condition_is_warned_of() {
+        // A helper's review: `matches: [{}]` read as "any request", and the canary got none.
+        let route = http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc(STABLE, Some(1))]}]));
+        let said = |plan: &StagePlan| plan.warnings.iter().any(|w| w.contains("adds no header or query condition"));
+        for empty in
+            [json!([{}]), json!([{"headers": []}]), json!([{"headers": [header("a", "1")]}, {"queryParams": []}])]
+        {
+            assert!(said(&plan(&rollout(), &route, &matches(empty.clone()))), "{empty}");
+        }
+        assert!(!said(&plan(&rollout(), &route, &matches(json!([{"queryParams": [header("q", "1")]}])))));
+        // No stable rule: no copy is made.
+        let elsewhere = http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc("cdn", Some(1))]}]));
+        assert!(!said(&plan(&rollout(), &elsewhere, &matches(json!([{}])))));
     }
 
     #[test]
