@@ -900,6 +900,13 @@ static const struct {
 /* kubectl-rollout-lua: an operator over the leftmost operand of a condition:
    0 `not', 1 `and', 2 `or', 3 any other (see cond) */
 static void spine_op (FuncState *fs, int op) {
+  int logic = op == 1 || op == 2;
+  if (fs->spinefirst == 0) {
+    fs->spinefirst = logic ? op : 3;
+    fs->spinesibling = -1;
+  }
+  else if (!(fs->spinerun & 4))
+    fs->spinerun |= logic ? op : 4;
   if (op == 3)
     fs->spineother = 1;
   else if (fs->spinelogic == 0) {
@@ -923,8 +930,12 @@ static BinOpr subexpr (LexState *ls, expdesc *v, unsigned int limit) {
     luaK_prefix(ls->fs, uop, v);
   }
   else if (spine && ls->t.token != '(') {  /* the leftmost operand itself */
-    if (fs->leaf == 0)
-      fs->leaf = (ls->t.token == TK_NIL || ls->t.token == TK_FALSE) ? 1 : 2;
+    if (fs->leaf == 0) {
+      int t = ls->t.token;
+      fs->leaf = (t == TK_NIL || t == TK_FALSE) ? 1 : 2;
+      fs->valueleaf = t == TK_TRUE ? 1 : t == TK_FALSE ? 2 : t == TK_NIL ? 3 :
+                      (t == TK_NUMBER || t == TK_STRING) ? 4 : 5;
+    }
     fs->spine = 0;
     simpleexp(ls, v);
     fs->spine = spine;
@@ -947,6 +958,11 @@ static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit) {
     BinOpr nextop;
     if (spine) spine_op(fs, op == OPR_AND ? 1 : op == OPR_OR ? 2 : 3);
     luaX_next(ls);
+    if (spine && fs->spinesibling == -1) {
+      int t = ls->t.token;
+      fs->spinesibling = t == TK_TRUE || t == TK_FALSE || t == TK_NIL ||
+                         t == TK_NUMBER || t == TK_STRING || t == '(';
+    }
     luaK_infix(ls->fs, op, v);
     /* read sub-expression with higher priority */
     fs->spine = 0;
@@ -959,8 +975,54 @@ static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit) {
 }
 
 
+/*
+** kubectl-rollout-lua: gopher-lua compiles an `and'/`or' whose leftmost
+** operand is a constant to code that starts with a jump (compile.go,
+** compileLogicalOpExprAux; parentheses are no node there): `true' and a
+** number or a string jump when true, `false' and `nil' when false. Where
+** the jump goes to the next operand, its jump-to-jump pass makes it nothing
+** (a NOP), unless that operand starts with a jump too; `nil' under `and's
+** alone and a number or a string under `or's alone load the value first.
+** (A next operand that starts with a constant or a `(' is taken as one that
+** may.) Otherwise, first in a generic `for''s body, it is the jump ifstat
+** describes, and is noted likewise (a value read while a condition's spine
+** is is that condition's: cond).
+*/
+static int value_starts_with_jump (FuncState *fs) {
+  int first = fs->spinefirst, above = fs->spinerun & 3;
+  int to_next = fs->spinesibling == 1;
+  switch (fs->valueleaf) {
+    case 1: return first == 2 || (first == 1 && to_next);
+    case 2: return first == 1 || (first == 2 && to_next);
+    case 3: return (first == 1 && (above & 2)) || (first == 2 && to_next);
+    case 4: return (first == 2 && (above & 1)) || (first == 1 && to_next);
+    default: return 0;
+  }
+}
+
+
 static void expr (LexState *ls, expdesc *v) {
+  FuncState *fs = ls->fs;
+  int spine[10], line = ls->linenumber;
+  if (fs->spine || fs->pc != fs->forbody) {
+    subexpr(ls, v, 0);
+    return;
+  }
+  spine[0] = fs->leaf; spine[1] = fs->spinenots; spine[2] = fs->spinelogic;
+  spine[3] = fs->spineother; spine[4] = fs->valueleaf;
+  spine[5] = fs->spinefirst; spine[6] = fs->spinesibling;
+  spine[7] = fs->spinerun;
+  fs->spine = 2;
+  fs->leaf = fs->spinenots = fs->spinelogic = fs->spineother = 0;
+  fs->valueleaf = fs->spinefirst = fs->spinesibling = fs->spinerun = 0;
   subexpr(ls, v, 0);
+  if (value_starts_with_jump(fs))
+    luaY_notequirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
+  fs->spine = 0;
+  fs->leaf = spine[0]; fs->spinenots = spine[1]; fs->spinelogic = spine[2];
+  fs->spineother = spine[3]; fs->valueleaf = spine[4];
+  fs->spinefirst = spine[5]; fs->spinesibling = spine[6];
+  fs->spinerun = spine[7];
 }
 
 /* }==================================================================== */
@@ -1126,6 +1188,7 @@ static int cond (LexState *ls, int *never, int *leading) {
   expdesc v;
   fs->spine = 1;
   fs->leaf = fs->spinenots = fs->spinelogic = fs->spineother = 0;
+  fs->valueleaf = fs->spinerun = 0;
   expr(ls, &v);  /* read condition */
   fs->spine = 0;
   /* kubectl-rollout-lua: whether it is a constant false, and whether it

@@ -108,6 +108,16 @@ typedef struct FuncState {
   int spinenots;   /* `not's over it below any `and' or `or' */
   int spinelogic;  /* the lowest `and' (1) or `or' (2) over it; 0: none */
   int spineother;  /* another operator over it */
+  /* kubectl-rollout-lua: for a value read first in a generic `for''s body
+     (see expr): its leftmost operand, 1 `true', 2 `false', 3 `nil', 4 a number
+     or a string, 5 anything else; the operator right over it (1 `and', 2
+     `or', 3 another); whether the operand after that one starts with a
+     constant or a `(' (-1: not read yet); and the `and's (1) and `or's (2)
+     above it, up to another operator (4) */
+  int valueleaf;
+  int spinefirst;
+  int spinesibling;
+  int spinerun;
 } FuncState;
 
 

@@ -76,7 +76,7 @@ const MISCOMPILED: [(&str, &str); 7] = [
     ),
     (
         "kubectl-rollout-lua.constant-if-in-for",
-        "a generic `for` whose body starts with an `if` or `while` whose condition is or starts with a constant `false` or `nil` (`if false then … end`, `if nil and x then`), or with a `break`: gopher-lua, the controller's engine, compiles the loop's jumps wrong there, and can skip the body, repeat it, run another branch or never end; this engine runs it as Lua does; drop the constant condition",
+        "a generic `for` whose body starts with an `if` or `while` whose condition is or starts with a constant `false` or `nil` (`if false then … end`, `if nil and x then`), with a `break`, or with a value that starts with a constant in an `and` or `or` (`local q = false and v or 1`): gopher-lua, the controller's engine, compiles the loop's jumps wrong there, and can skip the body, repeat it, run another branch, fail or never end; this engine runs it as Lua does; drop the constant",
     ),
     (
         "kubectl-rollout-lua.batch-before-call",
@@ -969,6 +969,25 @@ mod tests {
             assert_eq!(lines(&format!("for _ in ipairs({{}}) do\n {leading}\nend")), ["line 2"], "{leading}");
         }
         assert_eq!(lines("for _ in ipairs({}) do\n while nil and x do end\nend"), ["line 2"]);
+        // A value that starts with a constant gopher-lua jumps on (a helper's fuzzing: the
+        // controller skipped the body, failed or never ended on each).
+        for leading in [
+            "local q = false and v or 1",
+            "n = nil and e or 1",
+            "local q = (true and false) or v",
+            "local q = (nil and f()) or v",
+            "local q = true or v",
+            "local q = (1 or x) and v",
+            "local q = -(false and 1 or 2)",
+            "return false and v",
+            "local q = t[false and 1 or 2]",
+        ] {
+            assert_eq!(
+                lines(&format!("local n, t = 0, {{}}\nfor _, v in ipairs({{}}) do\n {leading}\nend")),
+                ["line 3"],
+                "{leading}"
+            );
+        }
         // A nil load that gopher-lua merges into the one before it: past a local between them
         // (x at 2, the next load at 4), or after an `if` block that ends in it.
         assert_eq!(lines("local a, b, x, y = 1, 2, 3, 4\nx = nil\nlocal z\nreturn y"), ["line 3"]);
@@ -1006,6 +1025,18 @@ mod tests {
             "for _ in ipairs({}) do if x and false then y = 1 end end",
             "for _ in ipairs({}) do if not nil then y = 1 end end",
             "for _ in ipairs({}) do if (nil and x) == y then y = 1 end end",
+            // Values whose first jump goes to the next operand (a NOP there), or that load first.
+            "for _, v in ipairs({}) do local q = true and v end",
+            "for _, v in ipairs({}) do local q = false or v end",
+            "for _, v in ipairs({}) do local q = nil or v end",
+            "for _, v in ipairs({}) do local q = nil and v end",
+            "for _, v in ipairs({}) do local q = 1 or v end",
+            "for _, v in ipairs({}) do local q = 1 and v end",
+            "for _, v in ipairs({}) do local q = (false == v) and 1 end",
+            "for _, v in ipairs({}) do local q = not false and v end",
+            "for _, v in ipairs({}) do g(false and 1 or 2) end",
+            "for _, v in ipairs({}) do local x = 1 local q = false and v or 1 end",
+            "for i = 1, 2 do local q = false and i or 1 end",
             "for _ in ipairs({}) do while x and false do end end",
             "for i = 1, 2 do if false then end end",
             "for k, v in pairs({}) do end",
