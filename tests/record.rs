@@ -266,3 +266,38 @@ fn record_says_where_a_script_failed_and_warns_of_what_test_warns_of() {
         .success()
         .stderr_has("warning: Rollout shop/demo, step 1/3, VirtualService/demo: nondeterministic: the output changes with the order pairs() walks the input maps");
 }
+
+/// Rollout `demo` of `rollout()` routing through Ingress `demo` of `class` instead, its step 1
+/// matching `matches`, with its stable Ingress.
+fn through_an_ingress(class: &str, matches: Value) -> fake_apiserver::Builder {
+    let mut rollout = rollout(1, "StepPaused");
+    let canary = &mut rollout["spec"]["strategy"]["canary"];
+    canary["steps"][0]["matches"] = matches;
+    canary["trafficRoutings"] =
+        serde_json::json!([{"service": "demo", "ingress": {"name": "demo", "classType": class}}]);
+    serving(rollout).resource(fake_apiserver::ingresses()).object(serde_json::json!({
+        "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+        "metadata": {"name": "demo", "namespace": NAMESPACE, "annotations": {"kubernetes.io/ingress.class": class}},
+        "spec": {"rules": [{"host": "demo.example.com", "http": {"paths": [
+            {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "demo", "port": {"number": 80}}}}
+        ]}}]}
+    }))
+}
+
+#[test]
+fn record_names_a_failing_ingress_script_as_plan_does() {
+    // aliyun-alb's script reads the first header of every match: a query match fails it.
+    let query = serde_json::json!([{"queryParams": [{"type": "Exact", "name": "q", "value": "c"}]}]);
+    let server = through_an_ingress("aliyun-alb", query).start();
+    let test = Test::new().kubeconfig(&server);
+    let planned = test.run_args(["plan", "demo", "--step", "1"]).status(1);
+    assert!(
+        planned.stderr.starts_with(
+            "error: Rollout shop/demo, step 1/3: script lua_configuration/trafficrouting_ingress/aliyun-alb.lua:"
+        ),
+        "{}",
+        planned.stderr
+    );
+    test.run_args(["record", "demo", "--dir", "cases"]).status(1).stderr_is(&planned.stderr);
+    assert!(!test.path("cases").exists(), "nothing written");
+}

@@ -318,11 +318,7 @@ fn case(
     }
     let steps = parsed.steps;
     let printed = Printed::default();
-    // Each step named as plan names it, for a failure and for what test would warn of.
-    let stage = |i: usize| match key {
-        "rollout" => format!("step {}/{}", i + 1, steps.len()),
-        _ => "TrafficRouting strategy".to_string(),
-    };
+    let stage = |i: usize| stage_name(key, i, steps.len());
     let expected = steps
         .iter()
         .enumerate()
@@ -362,6 +358,15 @@ fn case(
     })
 }
 
+/// Stage `i` of `stages` of a case whose subject is `key`, named as plan names it, for a
+/// failure and for what test would warn of.
+fn stage_name(key: &str, i: usize, stages: usize) -> String {
+    match key {
+        "rollout" => format!("step {}/{stages}", i + 1),
+        _ => "TrafficRouting strategy".to_string(),
+    }
+}
+
 /// One Ingress test case (the format `test` runs): the subject as applied, the stable Ingress
 /// as `original`, and as `expected` the canary Ingress after each step of a release from its
 /// start (`null` where there is none), as the controller converges on it.
@@ -381,13 +386,10 @@ fn ingress_case(
     );
     let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
     let printed = Printed::default();
-    let canaries = IngressTestCase::parse(&file_name, &draft).map_err(Error::Input)?.canaries(
-        class_type,
-        &script.script,
-        builtin,
-        &limits,
-        &printed,
-    );
+    let parsed = IngressTestCase::parse(&file_name, &draft).map_err(Error::Input)?;
+    let stages = parsed.stages();
+    let canaries =
+        parsed.canaries(class_type, &script.script, builtin, &limits, &printed, |i| stage_name(key, i, stages));
     show_printed(&printed.take());
     let canaries = canaries?;
     let expected: Vec<Value> = canaries.iter().map(|c| c.as_deref().map_or(Value::Null, manifest)).collect();

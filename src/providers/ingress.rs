@@ -510,17 +510,18 @@ fn settled(
 }
 
 /// Plans actions in order, each stage from the canary Ingress the previous one left:
-/// annotations carry over from step to step as in the controller.
+/// annotations carry over from step to step as in the controller. A failure comes with the
+/// index of its stage, for the caller to name it.
 pub fn plan_stages(
     route: &IngressRoute,
     stable: Option<&Value>,
     canary: Option<&Arc<Value>>,
     actions: &[RoutingAction],
-) -> Result<Vec<StagePlan>, Error> {
+) -> Result<Vec<StagePlan>, (usize, Error)> {
     let mut current = canary.cloned();
     let mut plans = Vec::with_capacity(actions.len());
-    for action in actions {
-        let plan = plan_stage(route, stable, current.as_ref(), action)?;
+    for (i, action) in actions.iter().enumerate() {
+        let plan = plan_stage(route, stable, current.as_ref(), action).map_err(|e| (i, e))?;
         current = plan.canary.clone();
         plans.push(plan);
     }

@@ -87,8 +87,14 @@ impl IngressTestCase {
         }
     }
 
+    /// How many stages it has: a Rollout's steps, or a TrafficRouting's one strategy.
+    pub fn stages(&self) -> usize {
+        self.actions.len()
+    }
+
     /// The canary Ingress after each stage (`None`: there is none), each planned from the one
-    /// before: what `expected` holds when the script is right (`record` writes it).
+    /// before: what `expected` holds when the script is right (`record` writes it). A failure
+    /// is led by the owner and the stage, which `stage` names from its index, as `plan` leads it.
     pub fn canaries(
         &self,
         class_type: &str,
@@ -96,9 +102,11 @@ impl IngressTestCase {
         builtin: bool,
         limits: &Limits,
         printed: &Printed,
+        stage: impl Fn(usize) -> String,
     ) -> Result<Vec<Option<Arc<Value>>>, Error> {
         let route = self.route(class_type, script, builtin, limits, printed);
-        let plans = plan_stages(&route, Some(&self.stable), self.canary.as_ref(), &self.actions)?;
+        let plans = plan_stages(&route, Some(&self.stable), self.canary.as_ref(), &self.actions)
+            .map_err(|(i, e)| e.prefixed(&format!("{}, {}", self.owner, stage(i))))?;
         Ok(plans.into_iter().map(|plan| plan.canary).collect())
     }
 
