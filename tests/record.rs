@@ -301,3 +301,37 @@ fn record_names_a_failing_ingress_script_as_plan_does() {
     test.run_args(["record", "demo", "--dir", "cases"]).status(1).stderr_is(&planned.stderr);
     assert!(!test.path("cases").exists(), "nothing written");
 }
+
+#[test]
+fn record_names_the_rollout_and_object_of_a_missing_script_as_plan_does() {
+    let headers = serde_json::json!([{"headers": [{"type": "Exact", "name": "x", "value": "1"}]}]);
+    let server = through_an_ingress("traefik", headers).start();
+    let test = Test::new().kubeconfig(&server);
+    let planned = test.run_args(["plan", "demo"]).status(1);
+    assert!(
+        planned.stderr.starts_with(
+            "error: Rollout shop/demo routes through Ingress demo: no Lua script for Ingress class \"traefik\": "
+        ),
+        "{}",
+        planned.stderr
+    );
+    test.run_args(["record", "demo"]).status(1).stderr_is(&planned.stderr);
+    // A custom ref's kind without a script.
+    let mut rollout = rollout(1, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+        serde_json::json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "demo-split"}]);
+    let server = serving(rollout)
+        .resource(fake_apiserver::configmaps())
+        .object(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "demo-split", "namespace": NAMESPACE}}))
+        .start();
+    let test = Test::new().kubeconfig(&server);
+    let planned = test.run_args(["plan", "demo"]).status(1);
+    assert!(
+        planned.stderr.starts_with(
+            "error: Rollout shop/demo routes through ConfigMap/demo-split (v1): no Lua script for ConfigMap.v1: "
+        ),
+        "{}",
+        planned.stderr
+    );
+    test.run_args(["record", "demo"]).status(1).stderr_is(&planned.stderr);
+}

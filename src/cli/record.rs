@@ -10,7 +10,7 @@ use crate::lua::{Limits, Printed};
 use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Owner, Provider, Routing, http_route};
 use crate::providers::custom;
 use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
-use crate::providers::ingress::testcase::IngressTestCase;
+use crate::providers::ingress::{self, testcase::IngressTestCase};
 use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
 use crate::source::files::{self, Existing};
 use crate::source::live::{self, Selection};
@@ -217,7 +217,9 @@ fn cases_of(
                     let object = objects
                         .get(&ObjectKey::of_ref(reference, namespace))
                         .ok_or_else(|| missing(reference, namespace))?;
-                    let script = catalog.resolve(reference).map_err(Error::Input)?;
+                    let script = catalog.resolve(reference).map_err(|e| {
+                        Error::Input(format!("{}: {e}", custom::routes_through(&routing.owner, reference)))
+                    })?;
                     cases.push(case(key, subject, object, reference, script, limits, &routing.owner)?);
                 }
             }
@@ -226,7 +228,9 @@ fn cases_of(
                 let stable = objects
                     .get(&ObjectKey::of_ref(reference, namespace))
                     .ok_or_else(|| missing(reference, namespace))?;
-                let script = catalog.resolve_ingress(class_type).map_err(Error::Input)?;
+                let script = catalog
+                    .resolve_ingress(class_type)
+                    .map_err(|e| Error::Input(format!("{}: {e}", ingress::routes_through(&routing.owner, name))))?;
                 let file_name = format!("{}-ingress-{name}.yaml", routing.owner.name);
                 cases.push(ingress_case(key, subject, stable, class_type, script, limits, file_name)?);
             }

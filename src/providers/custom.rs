@@ -25,6 +25,11 @@ pub fn script_failed(owner: &Owner, stage: &str, reference: &ObjectRef, error: i
     Error::Input(format!("{owner}, {stage}, {reference}: {error}"))
 }
 
+/// Who routes through which object, to lead a message about it (its missing script, say).
+pub fn routes_through(owner: &Owner, reference: &ObjectRef) -> String {
+    format!("{owner} routes through {reference} ({})", reference.api_version)
+}
+
 /// What the controller writes before a script of the routing fails (docs/controller-semantics.md
 /// §3.4): the original-spec annotation of every custom ref that has none, all stored before any
 /// script runs; later passes then route from those originals.
@@ -61,7 +66,7 @@ pub fn plan_object(
     let routing = context.routing;
     let namespace = &routing.owner.namespace;
     let key = ObjectKey::of_ref(reference, namespace);
-    let where_ = format!("{} routes through {reference} ({})", routing.owner, reference.api_version);
+    let where_ = routes_through(&routing.owner, reference);
     let named_by = (routing.owner.kind, TrafficRoutingRef::custom_ref_field(index));
     let (after, found) = match after {
         Some((object, label)) => (Some(label), Some(object)),

@@ -562,6 +562,11 @@ fn stable_missing(objects: &ObjectIndex, namespace: &str, ingress: &str) -> Opti
     ))
 }
 
+/// Who routes through which Ingress, to lead a message about it (its class's missing script).
+pub fn routes_through(owner: &Owner, ingress: &str) -> String {
+    format!("{owner} routes through Ingress {ingress}")
+}
+
 /// Plans the canary Ingress of the routing's `ingress` ref (stable Ingress `ingress`, class
 /// `class_type`) at one stage, for the planner: from `current` (None: there is none), which is
 /// the canary as read or, `after` a stage, as that stage left it. `objects` holds the stable
@@ -589,8 +594,7 @@ pub fn plan_object(
         // At a stage it leaves alone the controller builds no provider, so reads no script.
         RoutingAction::Leave => (StagePlan::kept(&key, current, Vec::new()), None, false),
         action => {
-            let script =
-                resolve().map_err(|e| Error::Input(format!("{owner} routes through Ingress {ingress}: {e}")))?;
+            let script = resolve().map_err(|e| Error::Input(format!("{}: {e}", routes_through(owner, ingress))))?;
             let route = IngressRoute {
                 ingress,
                 class_type,
