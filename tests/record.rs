@@ -335,3 +335,24 @@ fn record_names_the_rollout_and_object_of_a_missing_script_as_plan_does() {
     );
     test.run_args(["record", "demo"]).status(1).stderr_is(&planned.stderr);
 }
+
+#[test]
+fn record_warns_of_an_object_routed_to_the_canary_without_a_stored_original_and_notes_it_in_the_case() {
+    let server = shop(1, "StepPaused").start();
+    // Routed by hand, or its annotation removed mid-release: the controller would store this.
+    let mut routed = virtual_service();
+    routed["spec"]["http"][0]["route"] = serde_json::json!([
+        {"destination": {"host": "demo"}, "weight": 80}, {"destination": {"host": "demo-canary"}, "weight": 20}
+    ]);
+    server.put_object(routed.clone());
+    let test = Test::new().kubeconfig(&server);
+    let warning = "VirtualService/demo: it has no stored original (rollouts.kruise.io/original-spec-configuration) and routes to the canary Service demo-canary already: the controller stores this routing as its original, and the release's end puts it back, canary traffic and all; approve refuses it without --force\n";
+    test.run_args(["plan", "demo", "--step", "1"]).success().stdout_has(&format!("warning: {warning}"));
+    let out = test
+        .run_args(["record", "demo"])
+        .success()
+        .stderr_is(&format!("warning: Rollout shop/demo, {warning}"))
+        .stdout_has("# VirtualService/demo has no stored original and routes to the canary Service demo-canary already:\n# original is the object as it is, canary routing and all, as the controller would store it.\nrollout:\n");
+    let documents = rollout_lua::for_tests::parse_documents(&out.stdout, "record").unwrap();
+    assert_eq!(documents[0].value["original"]["spec"], routed["spec"]);
+}

@@ -7,7 +7,7 @@ use super::{Outcome, RecordArgs, print_raw, show_printed, warn};
 use crate::data::Data;
 use crate::error::Error;
 use crate::lua::{Limits, Printed};
-use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Owner, Provider, Routing, http_route};
+use crate::model::{ObjectIndex, ObjectKey, ObjectRef, Provider, Routing, http_route};
 use crate::providers::custom;
 use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase};
 use crate::providers::ingress::{self, testcase::IngressTestCase};
@@ -220,7 +220,7 @@ fn cases_of(
                     let script = catalog.resolve(reference).map_err(|e| {
                         Error::Input(format!("{}: {e}", custom::routes_through(&routing.owner, reference)))
                     })?;
-                    cases.push(case(key, subject, object, reference, script, limits, &routing.owner)?);
+                    cases.push(case(key, subject, object, reference, script, limits, routing)?);
                 }
             }
             Provider::Ingress { name, class_type } => {
@@ -308,10 +308,22 @@ fn case(
     reference: &ObjectRef,
     script: ResolvedScript,
     limits: Limits,
-    owner: &Owner,
+    routing: &Routing,
 ) -> Result<Recorded, Error> {
+    let owner = &routing.owner;
     let original =
         Data::original_of(live).map_err(|e| Error::Input(format!("{reference}: {e}")))?.apply_to(&skeleton(live), None);
+    // Recorded as the object is, as the controller would store it, and said so, as plan says it.
+    let note = match custom::canary_in_unstored(live, routing) {
+        Some(canary) => {
+            warn(&format!("warning: {owner}, {reference}: {}", custom::unstored_canary_routing(&canary)));
+            format!(
+                "# {reference} has no stored original and routes to {canary} already:\n\
+                 # original is the object as it is, canary routing and all, as the controller would store it.\n"
+            )
+        }
+        None => String::new(),
+    };
     let subject = manifest(subject);
     let draft =
         format!("{key}:\n{}original:\n{}", indent(&yaml::to_string(&subject)), indent(&yaml::to_string(&original)));
@@ -346,7 +358,7 @@ fn case(
     let text = format!(
         "# {reference} with {} (sha256 {}).\n\
          # expected follows the controller's test harness, as `test` checks it: {harness}; `plan -f` shows what\n\
-         # the controller itself would write.\n{draft}expected:\n{}",
+         # the controller itself would write.\n{note}{draft}expected:\n{}",
         script.source,
         script.short_hash(),
         yaml::to_string(&Value::Array(expected))

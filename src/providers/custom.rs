@@ -83,12 +83,8 @@ pub fn plan_object(
     // Its original stored and nothing else written yet (as a write cut short leaves it): at its
     // original, not edited by someone.
     let after_first_write = stored.is_some_and(|text| !text.is_empty() && original.is_on(&current, text));
-    // Nothing stored, and the object routes to the canary already (its annotation removed
-    // mid-release, or routed by hand): the controller stores that routing as the original, and
-    // the release's end puts it back.
-    let canary_in_original = (stored.is_none() && matches!(context.action, RoutingAction::Route(_)))
-        .then(|| canary_routing_in(&current["spec"], &routing.canary_service, &routing.stable_service))
-        .flatten();
+    let canary_in_original =
+        matches!(context.action, RoutingAction::Route(_)).then(|| canary_in_unstored(&current, routing)).flatten();
     let (mut controller_stuck, mut too_large) = (None, None);
     let (planned, action, obj) = match context.action {
         RoutingAction::Leave => {
@@ -197,10 +193,7 @@ pub fn plan_object(
         ));
     }
     if let Some(canary) = &canary_in_original {
-        warnings.push(format!(
-            "{reference}: it has no stored original ({}) and routes to {canary} already: the controller stores this routing as its original, and the release's end puts it back, canary traffic and all; approve refuses it without --force",
-            data::ORIGINAL_SPEC_ANNOTATION
-        ));
+        warnings.push(format!("{reference}: {}", unstored_canary_routing(canary)));
     }
     let changes = changes(&key, &current, &planned);
     let untouched = stored.is_none();
@@ -305,6 +298,24 @@ pub fn names_service(value: &Value, service: &str) -> bool {
         Value::Object(map) => map.values().any(|item| names_service(item, service)),
         _ => false,
     }
+}
+
+/// What in `object` routes to the canary already (see `canary_routing_in`) when it has no
+/// stored original (its annotation removed mid-release, or routed by hand): the controller
+/// stores that routing as the original, and the release's end puts it back.
+pub fn canary_in_unstored(object: &Value, routing: &Routing) -> Option<String> {
+    data::stored_original(object)
+        .is_none()
+        .then(|| canary_routing_in(&object["spec"], &routing.canary_service, &routing.stable_service))
+        .flatten()
+}
+
+/// The warning about an object of `canary_in_unstored`, which routes to `canary`.
+pub fn unstored_canary_routing(canary: &str) -> String {
+    format!(
+        "it has no stored original ({}) and routes to {canary} already: the controller stores this routing as its original, and the release's end puts it back, canary traffic and all; approve refuses it without --force",
+        data::ORIGINAL_SPEC_ANNOTATION
+    )
 }
 
 /// What in `spec` routes to the canary already, as messages name it: the canary Service (named
