@@ -160,11 +160,8 @@ impl<'a> Planner<'a> {
     ) -> Result<RoutingPlan, Error> {
         let owner = format!("Rollout {namespace}/{}", rollout.name);
         let mut warnings: Vec<String> = rollout.warnings.iter().map(ToString::to_string).collect();
-        // `plan -f` refuses these; a Rollout in a cluster was admitted, perhaps by an older CRD or
-        // webhook.
-        let rejections = &rollout.rejections;
-        warnings.extend(rejections.schema.iter().map(|r| format!("{r} (the CRD's schema rejects this now)")));
-        warnings.extend(rejections.webhook.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")));
+        // `plan -f` refuses these.
+        warnings.extend(rollout.rejection_warnings());
         let own = Routing::of_rollout(rollout, namespace).filter(|r| !r.providers.is_empty());
         if own.is_none() && cr.is_none() {
             // A release without a gateway (batches of pods only) is the controller's too: nothing

@@ -356,3 +356,24 @@ fn record_warns_of_an_object_routed_to_the_canary_without_a_stored_original_and_
     let documents = rollout_lua::for_tests::parse_documents(&out.stdout, "record").unwrap();
     assert_eq!(documents[0].value["original"]["spec"], routed["spec"]);
 }
+
+#[test]
+fn record_warns_of_a_rollout_the_api_server_rejects_now_and_says_which_routing_it_records() {
+    let mut rollout = rollout(1, "StepPaused");
+    let routings = &mut rollout["spec"]["strategy"]["canary"]["trafficRoutings"];
+    let second = serde_json::json!({"service": "other", "customNetworkRefs": [
+        {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "other"}
+    ]});
+    routings.as_array_mut().unwrap().push(second);
+    let server = serving(rollout).start();
+    let test = Test::new().kubeconfig(&server);
+    let warning =
+        "spec.strategy.canary.trafficRoutings: 2 entries, at most 1 (the controller's webhook rejects this now)";
+    test.run_args(["plan", "demo", "--step", "1"]).success().stdout_has(&format!("  warning: {warning}\n"));
+    let out = test.run_args(["record", "demo"]).success().stderr_is(&format!(
+        "warning: Rollout shop/demo: {warning}\nnote: Rollout shop/demo: only its trafficRoutings[0] is recorded, the one entry the controller routes through\n"
+    ));
+    let documents = rollout_lua::for_tests::parse_documents(&out.stdout, "record").unwrap();
+    let originals: Vec<&Value> = documents.iter().map(|d| &d.value["original"]["metadata"]["name"]).collect();
+    assert_eq!(originals, ["demo", "demo"], "the VirtualService and DestinationRule of entry [0]");
+}

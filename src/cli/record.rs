@@ -169,6 +169,16 @@ async fn record_rollout(session: &Session, name: &str) -> Result<Vec<Recorded>, 
     let (live, catalog) = session.load(&Selection::Names(vec![name.to_string()])).await?;
     let rollout = &live.snapshot.rollouts[0];
     let cr = live.snapshot.traffic_routing_of(rollout)?;
+    let owner = format!("Rollout {}/{}", rollout.namespace, rollout.item.name);
+    // Said as plan says it: the cases hold the Rollout as it is.
+    for warning in rollout.item.rejection_warnings() {
+        warn(&format!("warning: {owner}: {warning}"));
+    }
+    if rollout.item.traffic_routing_entries > 1 {
+        crate::stderr::line(&format!(
+            "note: {owner}: only its trafficRoutings[0] is recorded, the one entry the controller routes through"
+        ));
+    }
     // The Rollout's own routing, then its TrafficRouting's, each recorded with its owner.
     let owners = Routing::of_rollout(&rollout.item, &rollout.namespace)
         .map(|routing| ("rollout", &rollout.raw, routing))

@@ -223,6 +223,8 @@ pub struct Rollout {
     pub kind: StrategyKind,
     pub steps: Vec<Step>,
     pub traffic_routing: Option<TrafficRoutingRef>,
+    /// How many entries `trafficRoutings` has: the controller routes through the first only.
+    pub traffic_routing_entries: usize,
     pub disable_generate_canary_service: bool,
     pub enable_extra_workload_for_canary: bool,
     /// The TrafficRouting CR named by the `rollouts.kruise.io/trafficrouting` annotation.
@@ -346,6 +348,7 @@ impl Rollout {
             disable_generate_canary_service,
             enable_extra_workload_for_canary,
             traffic_routing_cr: linked.map(str::to_string),
+            traffic_routing_entries: body["trafficRoutings"].as_array().map_or(0, Vec::len),
             canary_pod_labels: body["patchPodTemplateMetadata"]["labels"]
                 .as_object()
                 .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
@@ -405,6 +408,13 @@ impl Rollout {
                 request_header_modifier: self.steps.last().and_then(|s| s.strategy.request_header_modifier.clone()),
             },
         }
+    }
+
+    /// Its rejections, each a warning naming who rejects it now: a Rollout in a cluster was
+    /// admitted, perhaps by an older CRD or webhook.
+    pub fn rejection_warnings(&self) -> impl Iterator<Item = String> + '_ {
+        let schema = self.rejections.schema.iter().map(|r| format!("{r} (the CRD's schema rejects this now)"));
+        schema.chain(self.rejections.webhook.iter().map(|r| format!("{r} (the controller's webhook rejects this now)")))
     }
 
     /// `step i/n` or `final`.
