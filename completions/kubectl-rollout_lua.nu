@@ -185,7 +185,7 @@ module completions {
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help
-    rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
+    rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME (any spelling of the type that kubectl takes: TrafficRouting/NAME, trafficroutings/NAME, trafficrouting.rollouts.kruise.io/NAME, …)
   ]
 
   def "nu-complete kubectl-rollout_lua test output" [] {

@@ -377,3 +377,23 @@ fn record_warns_of_a_rollout_the_api_server_rejects_now_and_says_which_routing_i
     let originals: Vec<&Value> = documents.iter().map(|d| &d.value["original"]["metadata"]["name"]).collect();
     assert_eq!(originals, ["demo", "demo"], "the VirtualService and DestinationRule of entry [0]");
 }
+
+#[test]
+fn record_takes_its_argument_as_plan_takes_a_rollout_and_any_spelling_of_trafficrouting() {
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).file("demo.yaml", "");
+    let hint = "name a Rollout as NAME or rollout/NAME, or a TrafficRouting as trafficrouting/NAME";
+    test.run_args(["record", "deployment/demo"])
+        .status(1)
+        .stderr_has(&format!("deployment is not a Rollout or a TrafficRouting: {hint}\n"));
+    test.run_args(["record", "./demo.yaml"]).status(1).stderr_has(&format!(
+        "./demo.yaml is a file or folder, not a Rollout or a TrafficRouting: `plan -f ./demo.yaml` plans the manifests in it; {hint}\n"
+    ));
+    test.run_args(["record", "rollouts.v1beta1.rollouts.kruise.io/demo"]).success();
+    // A TrafficRouting by kubectl's every spelling of its type: here, none of that name.
+    for kind in ["TrafficRouting", "trafficroutings", "trafficrouting.rollouts.kruise.io"] {
+        test.run_args(["record", &format!("{kind}/x")])
+            .status(1)
+            .stderr_is("error: trafficroutings.rollouts.kruise.io \"x\" not found in namespace shop\n");
+    }
+}

@@ -636,9 +636,12 @@ pub struct ReleaseClaimArgs {
 
 #[derive(Args, Debug)]
 pub struct RecordArgs {
-    /// The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME
-    #[arg(value_name = "ROLLOUT")]
-    pub rollout: String,
+    /// The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME (any
+    /// spelling of the type that kubectl takes: TrafficRouting/NAME, trafficroutings/NAME,
+    /// trafficrouting.rollouts.kruise.io/NAME, …)
+    // Its id is `rollout`, for which completion offers the Rollouts' names.
+    #[arg(id = "rollout", value_name = "ROLLOUT", value_parser = crate::source::live::record_argument)]
+    pub subject: crate::source::live::RecordSubject,
     /// The test cases' format: YAML, the controller's testdata format (the only one)
     #[arg(short = 'o', long = "output", overrides_with = "output")]
     #[arg(value_enum, value_name = "FORMAT", default_value = "yaml")]

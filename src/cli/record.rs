@@ -13,7 +13,7 @@ use crate::providers::gateway::{self, GatewayRoute, testcase::HttpRouteTestCase}
 use crate::providers::ingress::{self, testcase::IngressTestCase};
 use crate::scripts::{ResolvedScript, ScriptCatalog, ScriptSource};
 use crate::source::files::{self, Existing};
-use crate::source::live::{self, Selection};
+use crate::source::live::{self, RecordSubject, Selection};
 use crate::testcase::{self, GoTest, TestCase};
 use crate::yaml;
 use serde_json::{Map, Value, json};
@@ -37,9 +37,9 @@ struct Recorded {
 pub fn record(args: &RecordArgs) -> anyhow::Result<Outcome> {
     runtime()?.block_on(async {
         let session = Session::open(&args.cluster, &args.scripts).await?;
-        let cases = match args.rollout.split_once('/').filter(|(kind, _)| kind.starts_with("trafficrouting")) {
-            Some((_, name)) => record_traffic_routing(&session, name).await?,
-            None => record_rollout(&session, live::rollout_name(&args.rollout)).await?,
+        let cases = match &args.subject {
+            RecordSubject::TrafficRouting(name) => record_traffic_routing(&session, name).await?,
+            RecordSubject::Rollout(name) => record_rollout(&session, name).await?,
         };
         let header = format!(
             "# Recorded by kubectl-rollout-lua {} from context {:?}, namespace {}, at {}.\n",

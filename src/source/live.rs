@@ -70,29 +70,65 @@ pub fn rollout_name(argument: &str) -> &str {
 /// with the group, `rollout.rollouts.kruise.io`, or a version and the group,
 /// `rollouts.v1beta1.rollouts.kruise.io`) and a name.
 pub fn rollout_argument(argument: &str) -> Result<String, String> {
-    let hint = "name a Rollout as NAME or rollout/NAME";
+    named_rollout(argument, "a Rollout", "name a Rollout as NAME or rollout/NAME")
+}
+
+/// What `record` records: a Rollout (by name), or a TrafficRouting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordSubject {
+    Rollout(String),
+    TrafficRouting(String),
+}
+
+/// Checks `record`'s argument: a Rollout as `rollout_argument` takes it, or a TrafficRouting as
+/// kubectl reads `TYPE/NAME` (`trafficrouting`, `trafficroutings`, `TrafficRouting`, in any
+/// case, alone or with the group, or its version and the group) and a name.
+pub fn record_argument(argument: &str) -> Result<RecordSubject, String> {
+    let hint = "name a Rollout as NAME or rollout/NAME, or a TrafficRouting as trafficrouting/NAME";
+    match argument.split_once('/') {
+        Some((kind, name)) if names_resource(kind, "trafficrouting", &["v1alpha1"]) => match one_name(name) {
+            true => Ok(RecordSubject::TrafficRouting(name.to_string())),
+            false => Err(hint.to_string()),
+        },
+        _ => named_rollout(argument, "a Rollout or a TrafficRouting", hint)
+            .map(|argument| RecordSubject::Rollout(rollout_name(&argument).to_string())),
+    }
+}
+
+/// `rollout_argument`, for a command that takes `what` (`a Rollout`), named as `hint` says.
+fn named_rollout(argument: &str, what: &str, hint: &str) -> Result<String, String> {
     match argument.split_once('/') {
         None if !argument.is_empty() => Ok(argument.to_string()),
-        Some((kind, name)) if is_rollout_resource(kind) && !name.is_empty() && !name.contains('/') => {
-            Ok(argument.to_string())
-        }
+        Some((kind, name)) if is_rollout_resource(kind) && one_name(name) => Ok(argument.to_string()),
         // A path where a name goes is most likely manifests meant for `plan -f`.
         _ if std::path::Path::new(argument).exists() => Err(format!(
-            "{argument} is a file or folder, not a Rollout: `plan -f {argument}` plans the manifests in it; {hint}"
+            "{argument} is a file or folder, not {what}: `plan -f {argument}` plans the manifests in it; {hint}"
         )),
-        Some((kind, _)) if !is_rollout_resource(kind) => Err(format!("{kind} is not a Rollout: {hint}")),
+        Some((kind, _)) if !is_rollout_resource(kind) => Err(format!("{kind} is not {what}: {hint}")),
         _ => Err(hint.to_string()),
     }
 }
 
+/// Whether the part of `TYPE/NAME` after the `/` is one name.
+fn one_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains('/')
+}
+
 /// Whether `kind` names the Rollout resource as kubectl's resource mapping matches it.
 fn is_rollout_resource(kind: &str) -> bool {
+    names_resource(kind, "rollout", &["v1alpha1", "v1beta1"])
+}
+
+/// Whether `kind` names the resource of this group whose kind is `singular` (in lower case)
+/// and is served at `versions`, as kubectl's resource mapping matches it: the singular or
+/// plural, in any case, alone or with the group, or with a version and the group.
+fn names_resource(kind: &str, singular: &str, versions: &[&str]) -> bool {
     let kind = kind.to_ascii_lowercase();
     let (resource, group) = kind.split_once('.').map_or((kind.as_str(), None), |(r, g)| (r, Some(g)));
-    let version_of_the_group = |g: &str| {
-        g.strip_suffix(GROUP).and_then(|v| v.strip_suffix('.')).is_some_and(|v| ["v1alpha1", "v1beta1"].contains(&v))
-    };
-    matches!(resource, "rollout" | "rollouts") && group.is_none_or(|g| g == GROUP || version_of_the_group(g))
+    let version_of_the_group =
+        |g: &str| g.strip_suffix(GROUP).and_then(|v| v.strip_suffix('.')).is_some_and(|v| versions.contains(&v));
+    let resource = resource.strip_suffix('s').unwrap_or(resource);
+    resource == singular && group.is_none_or(|g| g == GROUP || version_of_the_group(g))
 }
 
 /// The Rollouts a command works on, read in one round trip.
@@ -893,6 +929,41 @@ mod tests {
             refused(&path),
             format!(
                 "{path} is a file or folder, not a Rollout: `plan -f {path}` plans the manifests in it; name a Rollout as NAME or rollout/NAME"
+            )
+        );
+    }
+
+    #[test]
+    fn record_takes_a_rollout_or_a_traffic_routing_of_any_type_spelling_kubectl_takes() {
+        let rollout = |name: &str| Ok(RecordSubject::Rollout(name.into()));
+        assert_eq!(record_argument("demo"), rollout("demo"));
+        assert_eq!(record_argument("rollouts.v1alpha1.rollouts.kruise.io/demo"), rollout("demo"));
+        for kind in [
+            "TrafficRouting",
+            "trafficrouting",
+            "trafficroutings",
+            "TRAFFICROUTINGS",
+            "trafficrouting.rollouts.kruise.io",
+            "trafficroutings.v1alpha1.rollouts.kruise.io",
+        ] {
+            assert_eq!(record_argument(&format!("{kind}/x")), Ok(RecordSubject::TrafficRouting("x".into())), "{kind}");
+        }
+        let hint = "name a Rollout as NAME or rollout/NAME, or a TrafficRouting as trafficrouting/NAME";
+        let refused = |argument: &str| record_argument(argument).unwrap_err();
+        for kind in
+            ["deployment", "trafficroutings.v1beta1.rollouts.kruise.io", "trafficrouting.apps", "trafficroutingss"]
+        {
+            assert_eq!(refused(&format!("{kind}/x")), format!("{kind} is not a Rollout or a TrafficRouting: {hint}"));
+        }
+        for argument in ["trafficrouting/", "trafficrouting/a/b", "rollout/", ""] {
+            assert_eq!(refused(argument), hint, "{argument:?}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().display().to_string();
+        assert_eq!(
+            refused(&path),
+            format!(
+                "{path} is a file or folder, not a Rollout or a TrafficRouting: `plan -f {path}` plans the manifests in it; {hint}"
             )
         );
     }
