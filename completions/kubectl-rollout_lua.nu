@@ -170,7 +170,7 @@ module completions {
   export extern "kubectl-rollout_lua record" [
     --output(-o): string@"nu-complete kubectl-rollout_lua record output" # The test cases' format: YAML, the controller's testdata format (the only one)
     --output-file: path       # Write the test cases to FILE instead of stdout, as YAML documents (plan -f FILE replays them; test replays --dir)
-    --dir: directory          # Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays them, and `plan -R -f DIR --lua-dir DIR` plans them with those scripts; a file holding the case of another Rollout or object (another namespace's) is never replaced
+    --dir: directory          # Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…, an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next to them) so that `test DIR` replays them, and `plan -R -f DIR --lua-dir DIR` plans them with those scripts; a file holding the case of another Rollout or object (another namespace's), or no case, is never replaced
     --script: string          # Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)
     --lua-dir: path           # Look for DIR/<group>/<Kind>/trafficRouting.lua and DIR/trafficrouting_ingress/<classType>.lua before the built-in scripts and the ConfigMap
     --controller-namespace: string # Namespace of the controller's kruise-rollout-configuration ConfigMap (read only when a kind has no other script)

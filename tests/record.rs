@@ -142,12 +142,13 @@ fn a_recording_that_cannot_be_written_whole_keeps_the_file_it_would_replace() {
     // A regression (audit s24-safety #4): the file was emptied first, so a failed write (a full
     // disk) lost the previous recording and left part of the new one.
     let server = shop(2, "StepPaused").start();
+    let case = "cases/networking.istio.io/VirtualService/testdata/demo-virtualservice-demo.yaml";
+    let test = Test::new().kubeconfig(&server).file("cases.yaml", "an earlier recording\n");
+    test.run_args(["record", "demo", "--dir", "cases"]).success();
+    let earlier = std::fs::read_to_string(test.path(case)).unwrap();
     let mut big = virtual_service();
     big["spec"]["hosts"] = serde_json::json!(["demo", "x".repeat(256 << 10)]);
     server.put_object(big);
-    let case = "cases/networking.istio.io/VirtualService/testdata/demo-virtualservice-demo.yaml";
-    let test =
-        Test::new().kubeconfig(&server).file("cases.yaml", "an earlier recording\n").file(case, "an earlier case\n");
     test.run_on_a_full_disk(&["record", "demo", "--output-file", "cases.yaml"])
         .status(1)
         .stderr_has("error: writing cases.yaml: File too large");
@@ -156,7 +157,7 @@ fn a_recording_that_cannot_be_written_whole_keeps_the_file_it_would_replace() {
         .stderr_has(&format!("error: writing {case}: File too large"));
     let read = |path: &str| std::fs::read_to_string(test.path(path)).unwrap();
     assert_eq!(read("cases.yaml"), "an earlier recording\n");
-    assert_eq!(read(case), "an earlier case\n");
+    assert_eq!(read(case), earlier);
     let names = |dir: &str| {
         let mut names: Vec<String> =
             std::fs::read_dir(test.path(dir)).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
@@ -170,6 +171,7 @@ fn a_recording_that_cannot_be_written_whole_keeps_the_file_it_would_replace() {
     test.run_args(["record", "demo", "--dir", "cases"]).success();
     assert!(read("cases.yaml").starts_with("# Recorded by kubectl-rollout-lua "));
     assert!(read(case).starts_with("# Recorded by kubectl-rollout-lua "));
+    assert_ne!(read(case), earlier);
 }
 
 #[test]
@@ -396,4 +398,27 @@ fn record_takes_its_argument_as_plan_takes_a_rollout_and_any_spelling_of_traffic
             .status(1)
             .stderr_is("error: trafficroutings.rollouts.kruise.io \"x\" not found in namespace shop\n");
     }
+}
+
+#[test]
+fn a_recording_never_replaces_another_rollouts_case_nor_a_file_that_is_no_case() {
+    let server = shop(2, "StepPaused").start();
+    let vs = "networking.istio.io/VirtualService";
+    let case = format!("cases/{vs}/testdata/demo-virtualservice-demo.yaml");
+    // The controller's own case, without namespaces, under this recording's file name.
+    let theirs =
+        std::fs::read_to_string(repo(&format!("lua_configuration/{vs}/testdata/rollout_with_three_steps.yaml")))
+            .unwrap();
+    let test = Test::new().kubeconfig(&server).file(&case, &theirs);
+    test.run_args(["record", "demo", "--dir", "cases"]).status(1).stderr_is(&format!(
+        "error: nothing was written: {case} holds the case of Rollout rollouts-demo's VirtualService vs-demo, not of Rollout shop/demo's VirtualService shop/demo: record into another --dir\n"
+    ));
+    for someones in ["garbage: [", "just: text"] {
+        std::fs::write(test.path(&case), someones).unwrap();
+        test.run_args(["record", "demo", "--dir", "cases"]).status(1).stderr_is(&format!(
+            "error: nothing was written: {case} is not a recorded case (no rollout or trafficRouting and original): record into another --dir, or move it\n"
+        ));
+        assert_eq!(std::fs::read_to_string(test.path(&case)).unwrap(), someones);
+    }
+    assert!(!test.path(&format!("cases/{vs}/trafficRouting.lua")).exists(), "nothing written");
 }

@@ -653,8 +653,8 @@ pub struct RecordArgs {
     /// Write the test cases into DIR, laid out as lua_configuration/ (DIR/<group>/<Kind>/testdata/…,
     /// an Ingress case in DIR/trafficrouting_ingress/testdata/<classType>/, with the script next
     /// to them) so that `test DIR` replays them, and `plan -R -f DIR --lua-dir DIR` plans them with
-    /// those scripts; a file holding the case of another Rollout or object (another namespace's)
-    /// is never replaced
+    /// those scripts; a file holding the case of another Rollout or object (another namespace's),
+    /// or no case, is never replaced
     #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub dir: Option<PathBuf>,
     #[command(flatten)]

@@ -29,8 +29,8 @@ struct Recorded {
     /// `<group>/<Kind>/testdata`, or `trafficrouting_ingress/testdata/<classType>`.
     testdata: PathBuf,
     file_name: String,
-    /// Whose case it is (see `whose`): a file holding another's is never replaced.
-    whose: String,
+    /// Whose case it is: a file holding another's is never replaced.
+    whose: Whose,
     text: String,
 }
 
@@ -105,11 +105,11 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
 
 /// Refuses, before anything is written, a case whose file under `dir` would replace the case of
 /// another owner or object (a file name leaves out namespaces, and a Rollout and its
-/// TrafficRouting may share a name), whether a file already there or another case of this run.
-/// A file of the same owner and object is recorded afresh; one that is no case is replaced, as
-/// before.
+/// TrafficRouting may share a name), whether a file already there or another case of this run,
+/// or a file there that is no case (someone's own). A file of the same owner and object is
+/// recorded afresh.
 fn clashing_case(dir: &Path, cases: &[Recorded]) -> Result<(), Error> {
-    let mut this_run: Vec<(PathBuf, String)> = Vec::new();
+    let mut this_run: Vec<(PathBuf, &Whose)> = Vec::new();
     for case in cases {
         let file = dir.join(&case.testdata).join(&case.file_name);
         let ours = &case.whose;
@@ -117,40 +117,83 @@ fn clashing_case(dir: &Path, cases: &[Recorded]) -> Result<(), Error> {
             Some((_, earlier)) => Some(format!(
                 "would hold the case of {earlier} and that of {ours}: record with --output-file FILE, one file for every case"
             )),
-            None => files::read_text(&file, files::TEST_CASE)
-                .ok()
-                .and_then(|text| recorded_whose(&text))
-                .filter(|theirs| theirs != ours)
-                .map(|theirs| {
-                    format!(
-                        "holds the case of {theirs}, not of {ours} (a case's file name leaves out namespaces): record into another --dir"
-                    )
-                }),
+            None => match files::read_text(&file, files::TEST_CASE) {
+                Err(_) if !file.exists() => None,
+                Err(e) => Some(format!("cannot be read ({e}), so it is not known to be a recorded case: record into another --dir")),
+                Ok(text) => match recorded_whose(&text) {
+                    None => Some("is not a recorded case (no rollout or trafficRouting and original): record into another --dir, or move it".into()),
+                    Some(theirs) if theirs == *ours => None,
+                    Some(theirs) => {
+                        let why = if theirs.same_names(ours) { " (a case's file name leaves out namespaces)" } else { "" };
+                        Some(format!("holds the case of {theirs}, not of {ours}{why}: record into another --dir"))
+                    }
+                },
+            },
         };
         if let Some(clash) = clash {
             return Err(Error::Input(format!("nothing was written: {} {clash}", file.display())));
         }
-        this_run.push((file, ours.clone()));
+        this_run.push((file, ours));
     }
     Ok(())
 }
 
-/// Whose case the recording of `owner` (a Rollout or TrafficRouting) and `original` is, each by
-/// kind, namespace and name: `Rollout shop/demo's VirtualService shop/demo`.
-fn whose(owner: &Value, original: &Value) -> String {
-    let named = |object: &Value| {
-        let field = |value: &Value| value.as_str().unwrap_or_default().to_string();
-        let metadata = &object["metadata"];
-        format!("{} {}/{}", field(&object["kind"]), field(&metadata["namespace"]), field(&metadata["name"]))
-    };
-    format!("{}'s {}", named(owner), named(original))
+/// Whose case a recording is: its owner's (a Rollout or TrafficRouting) and its original's.
+#[derive(Debug, PartialEq)]
+struct Whose {
+    owner: Named,
+    original: Named,
 }
 
-/// Whose case the file text `text` holds (see `whose`); None for a text that is no case.
-fn recorded_whose(text: &str) -> Option<String> {
+/// An object by kind, namespace and name.
+#[derive(Debug, PartialEq)]
+struct Named {
+    kind: String,
+    namespace: String,
+    name: String,
+}
+
+impl Named {
+    fn of(object: &Value) -> Named {
+        let field = |value: &Value| value.as_str().unwrap_or_default().to_string();
+        let metadata = &object["metadata"];
+        Named { kind: field(&object["kind"]), namespace: field(&metadata["namespace"]), name: field(&metadata["name"]) }
+    }
+}
+
+impl std::fmt::Display for Named {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.namespace.as_str() {
+            "" => write!(f, "{} {}", self.kind, self.name),
+            namespace => write!(f, "{} {namespace}/{}", self.kind, self.name),
+        }
+    }
+}
+
+impl Whose {
+    fn of(owner: &Value, original: &Value) -> Whose {
+        Whose { owner: Named::of(owner), original: Named::of(original) }
+    }
+
+    /// Whether `other` is of the same kinds and names, in other namespaces or none.
+    fn same_names(&self, other: &Whose) -> bool {
+        let names = |n: &Named| (n.kind.clone(), n.name.clone());
+        [&self.owner, &self.original].map(names) == [&other.owner, &other.original].map(names)
+    }
+}
+
+/// `Rollout shop/demo's VirtualService shop/demo`.
+impl std::fmt::Display for Whose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}'s {}", self.owner, self.original)
+    }
+}
+
+/// Whose case the file text `text` holds; None for a text that is no case.
+fn recorded_whose(text: &str) -> Option<Whose> {
     let case = yaml::parse_documents(text, "").ok()?.into_iter().next()?.value;
     let owner = ["rollout", "trafficRouting"].iter().find_map(|key| case.get(*key).filter(|o| o.is_object()))?;
-    Some(whose(owner, case.get("original").filter(|o| o.is_object())?))
+    Some(Whose::of(owner, case.get("original").filter(|o| o.is_object())?))
 }
 
 /// The first of a case's paths under `--dir` that would lead elsewhere: they are made of names
@@ -300,7 +343,7 @@ fn http_route_case(
         script_path: kind_dir.join("trafficRouting.lua"),
         testdata: kind_dir.join("testdata"),
         file_name,
-        whose: whose(subject, &original),
+        whose: Whose::of(subject, &original),
         text,
     })
 }
@@ -379,7 +422,7 @@ fn case(
         testdata: kind_dir.join("testdata"),
         script: Some(script),
         file_name,
-        whose: whose(&subject, &original),
+        whose: Whose::of(&subject, &original),
         text,
     })
 }
@@ -433,7 +476,7 @@ fn ingress_case(
         testdata: Path::new("trafficrouting_ingress").join("testdata").join(class_type),
         script: Some(script),
         file_name,
-        whose: whose(subject, stable),
+        whose: Whose::of(subject, stable),
         text,
     })
 }
@@ -477,7 +520,7 @@ mod tests {
             script_path: script_path.into(),
             testdata: testdata.into(),
             file_name: file_name.into(),
-            whose: String::new(),
+            whose: Whose::of(&Value::Null, &Value::Null),
             text: String::new(),
         }
     }
@@ -496,18 +539,22 @@ mod tests {
     }
 
     #[test]
-    fn a_case_never_replaces_the_case_of_another_owner_or_object() {
+    fn a_case_never_replaces_the_case_of_another_owner_or_object_nor_a_file_that_is_no_case() {
         let recording = |owner: &str, namespace: &str, name: &str| {
             let kind = if owner == "rollout" { "Rollout" } else { "TrafficRouting" };
             format!(
                 "# Recorded\n{owner}:\n  kind: {kind}\n  metadata: {{name: {name}, namespace: {namespace}}}\noriginal:\n  kind: VirtualService\n  metadata: {{name: vs, namespace: {namespace}}}\nexpected: []\n"
             )
         };
+        let whose = |text: &str| recorded_whose(text).map(|w| w.to_string());
         assert_eq!(
-            recorded_whose(&recording("rollout", "shop", "demo")).as_deref(),
+            whose(&recording("rollout", "shop", "demo")).as_deref(),
             Some("Rollout shop/demo's VirtualService shop/vs")
         );
-        assert_eq!(recorded_whose("an earlier case\n"), None);
+        // The controller's own cases have no namespaces.
+        let unnamespaced = "rollout: {kind: Rollout, metadata: {name: rollouts-demo}}\noriginal: {kind: VirtualService, metadata: {name: vs-demo}}\n";
+        assert_eq!(whose(unnamespaced).as_deref(), Some("Rollout rollouts-demo's VirtualService vs-demo"));
+        assert_eq!(whose("an earlier case\n"), None);
         let dir = tempfile::tempdir().unwrap();
         let at = |text: String| Recorded {
             whose: recorded_whose(&text).unwrap(),
@@ -515,24 +562,49 @@ mod tests {
             ..case("t", "s.lua", "demo-virtualservice-vs.yaml")
         };
         let file = dir.path().join("t/demo-virtualservice-vs.yaml");
-        assert!(clashing_case(dir.path(), &[at(recording("rollout", "shop", "demo"))]).is_ok(), "no file yet");
+        let clash = |cases: &[Recorded]| clashing_case(dir.path(), cases).map_err(|e| e.to_string());
+        assert!(clash(&[at(recording("rollout", "shop", "demo"))]).is_ok(), "no file yet");
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        for fine in ["an earlier case\n".to_string(), recording("rollout", "shop", "demo")] {
-            std::fs::write(&file, fine).unwrap();
-            assert!(clashing_case(dir.path(), &[at(recording("rollout", "shop", "demo"))]).is_ok());
-        }
-        let error = clashing_case(dir.path(), &[at(recording("rollout", "cart", "demo"))]).unwrap_err().to_string();
-        assert_eq!(
-            error,
+        std::fs::write(&file, recording("rollout", "shop", "demo")).unwrap();
+        assert!(clash(&[at(recording("rollout", "shop", "demo"))]).is_ok(), "its own case");
+        let refused = |theirs: &str, ours: &str, why: &str| {
             format!(
-                "nothing was written: {} holds the case of Rollout shop/demo's VirtualService shop/vs, not of Rollout cart/demo's VirtualService cart/vs (a case's file name leaves out namespaces): record into another --dir",
+                "nothing was written: {} holds the case of {theirs}, not of {ours}{why}: record into another --dir",
                 file.display()
             )
+        };
+        assert_eq!(
+            clash(&[at(recording("rollout", "cart", "demo"))]),
+            Err(refused(
+                "Rollout shop/demo's VirtualService shop/vs",
+                "Rollout cart/demo's VirtualService cart/vs",
+                " (a case's file name leaves out namespaces)"
+            ))
         );
+        std::fs::write(&file, unnamespaced).unwrap();
+        assert_eq!(
+            clash(&[at(recording("rollout", "shop", "demo"))]),
+            Err(refused(
+                "Rollout rollouts-demo's VirtualService vs-demo",
+                "Rollout shop/demo's VirtualService shop/vs",
+                ""
+            ))
+        );
+        for someones in ["garbage: [", "just: text", "an earlier case\n", ""] {
+            std::fs::write(&file, someones).unwrap();
+            assert_eq!(
+                clash(&[at(recording("rollout", "shop", "demo"))]),
+                Err(format!(
+                    "nothing was written: {} is not a recorded case (no rollout or trafficRouting and original): record into another --dir, or move it",
+                    file.display()
+                )),
+                "{someones:?}"
+            );
+        }
         // Two cases of one run: a Rollout and its TrafficRouting of the same name, one object.
         std::fs::remove_file(&file).unwrap();
         let both = [at(recording("rollout", "shop", "demo")), at(recording("trafficRouting", "shop", "demo"))];
-        let error = clashing_case(dir.path(), &both).unwrap_err().to_string();
+        let error = clash(&both).unwrap_err();
         assert!(error.ends_with(" would hold the case of Rollout shop/demo's VirtualService shop/vs and that of TrafficRouting shop/demo's VirtualService shop/vs: record with --output-file FILE, one file for every case"), "{error}");
     }
 }
