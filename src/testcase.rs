@@ -752,10 +752,12 @@ fn write_lua(out: &mut String, value: &Value, depth: usize) {
     }
 }
 
+/// Whether `key` can stand bare as a table key: a name that no Lua keyword is, `goto` included
+/// (Lua 5.2 and later's), so that the file loads in any Lua a debugger or REPL runs.
 fn is_identifier(key: &str) -> bool {
     const KEYWORDS: &[&str] = &[
-        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "if", "in", "local", "nil", "not",
-        "or", "repeat", "return", "then", "true", "until", "while",
+        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in", "local", "nil",
+        "not", "or", "repeat", "return", "then", "true", "until", "while",
     ];
     let mut chars = key.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
@@ -1136,6 +1138,13 @@ expected:
         assert_eq!(label, "demox");
         let weight: i64 = lua.load("return steps.step_2.stableWeight").eval().unwrap();
         assert_eq!(weight, 101);
+    }
+
+    #[test]
+    fn a_key_named_as_a_keyword_of_any_lua_version_is_bracketed() {
+        let mut out = String::new();
+        write_lua(&mut out, &json!({"goto": 4, "end": 5, "go": 6}), 0);
+        assert_eq!(out, "{\n  [\"end\"] = 5,\n  go = 6,\n  [\"goto\"] = 4,\n}");
     }
 
     #[test]

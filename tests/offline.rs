@@ -753,6 +753,14 @@ fn lua_obj_output_loads_in_lua() {
 }
 
 #[test]
+fn lua_obj_brackets_a_key_named_goto() {
+    // `goto` is a keyword from Lua 5.2 on: bare, the file would not load there.
+    let case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{replicas: 1, traffic: 10%}]\n        trafficRoutings: [{service: demo}]\noriginal:\n  kind: Thing\n  spec: {goto: 4}\nexpected: []\n";
+    let out = Test::new().file("case.yaml", case).args(["lua-obj", "case.yaml"]).run().success();
+    assert!(out.stdout.contains("[\"goto\"] = 4,\n"), "{}", out.stdout);
+}
+
+#[test]
 fn test_of_a_case_or_a_testdata_folder_names_the_script_to_run_them_with() {
     let vs = "lua_configuration/networking.istio.io/VirtualService";
     let case = std::fs::read_to_string(repo(&format!("{vs}/testdata/rollout_with_three_steps.yaml"))).unwrap();
