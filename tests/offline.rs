@@ -753,6 +753,20 @@ fn lua_obj_output_loads_in_lua() {
 }
 
 #[test]
+fn test_runs_a_case_reached_twice_once() {
+    let vs = "lua_configuration/networking.istio.io/VirtualService";
+    let case = std::fs::read_to_string(repo(&format!("{vs}/testdata/rollout_with_three_steps.yaml"))).unwrap();
+    let script = std::fs::read_to_string(repo(&format!("{vs}/trafficRouting.lua"))).unwrap();
+    let test = Test::new()
+        .file("lua/networking.istio.io/VirtualService/trafficRouting.lua", &script)
+        .file("lua/networking.istio.io/VirtualService/testdata/three.yaml", &case);
+    for twice in [["lua", "lua"], ["lua", "./lua/networking.istio.io/VirtualService/trafficRouting.lua"]] {
+        let out = test.run_args(["test", twice[0], twice[1]]).success().stdout_has("\n1 passed, 0 failed\n");
+        assert_eq!(out.stdout.matches("three.yaml").count(), 1, "{}", out.stdout);
+    }
+}
+
+#[test]
 fn lua_obj_brackets_a_key_named_goto() {
     // `goto` is a keyword from Lua 5.2 on: bare, the file would not load there.
     let case = "rollout:\n  apiVersion: rollouts.kruise.io/v1beta1\n  kind: Rollout\n  metadata: {name: demo}\n  spec:\n    strategy:\n      canary:\n        steps: [{replicas: 1, traffic: 10%}]\n        trafficRoutings: [{service: demo}]\noriginal:\n  kind: Thing\n  spec: {goto: 4}\nexpected: []\n";

@@ -459,6 +459,12 @@ pub fn test(args: &TestArgs) -> anyhow::Result<Outcome> {
                 });
             }
         }
+        // A case reached twice (a PATH given twice, a folder and a script in it) runs once,
+        // where it came first.
+        let mut seen = BTreeSet::new();
+        for suite in &mut suites {
+            suite.cases.retain(|(name, _)| seen.insert(std::fs::canonicalize(name).unwrap_or_else(|_| name.into())));
+        }
         suites
     };
     let limits = args.lua.limits();
