@@ -478,7 +478,7 @@ pub fn harness_result(
             "nondeterministic: the output changes from one run to the next on the same obj (a table's address from tostring, math.random), and so it would in the controller (it would never settle)".into(),
         ),
         Some(OrderDependence::InputMaps) => warnings.push(
-            "nondeterministic: the output changes with the order pairs() walks the input maps, which is random in the controller (it would never settle)".into(),
+            "nondeterministic: the output changes with the order pairs() walks the input maps (or maps json.decode made), which is random in the controller (it would never settle)".into(),
         ),
         Some(OrderDependence::ScriptTables) => warnings.push(
             "order-dependent: the output changes with the order pairs() walks tables the script builds (gopher-lua: insertion order)".into(),

@@ -474,7 +474,7 @@ fn eval_warns_of_a_script_of_ones_own_that_depends_on_pairs_order() {
     };
     let keys =
         "local keys = {} for k in pairs(obj.data.labels) do table.insert(keys, k) end return {spec = {keys = keys}}";
-    let warning = "warning: script s.lua: the script's output depends on the order pairs() walks the input maps, which is random in the controller";
+    let warning = "warning: script s.lua: the script's output depends on the order pairs() walks the input maps (or maps json.decode made), which is random in the controller";
     // The obj read as JSON text, and as YAML.
     eval(keys, "obj.json", obj).stderr_has(warning);
     eval(keys, "obj.yaml", "data: {spec: {}, labels: {a: '1', b: '2', c: '3'}}\n").stderr_has(warning);
@@ -500,7 +500,7 @@ fn plan_warns_of_a_script_that_depends_on_pairs_order_and_says_whose() {
     let out = plan(
         "local keys = {} for k in pairs(obj.data.labels) do table.insert(keys, k) end obj.data.spec.keys = keys return obj.data",
     );
-    let out = out.stdout_has("VirtualService/demo: the script's output depends on the order pairs() walks the input maps, which is random in the controller");
+    let out = out.stdout_has("VirtualService/demo: the script's output depends on the order pairs() walks the input maps (or maps json.decode made), which is random in the controller");
     assert!(!out.stdout.contains("walks tables it builds"), "{}", out.stdout);
     // The order of a table the script builds decides it: gopher-lua's insertion order, not ours.
     let own = "local t = {} for _, k in ipairs({'a', 'b', 'c', 'd', 'e', 'f'}) do t[k] = true end local keys = {} for k in pairs(t) do table.insert(keys, k) end obj.data.spec.keys = keys return obj.data";

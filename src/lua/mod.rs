@@ -169,12 +169,15 @@ fn load_chunk(lua: &Lua, bytecode: &[u8]) -> mlua::Result<mlua::Function> {
 }
 
 /// How `pairs()` walks tables: the controller's order over input maps is random, so the
-/// engine can walk them backwards to see whether a script's output depends on it.
+/// engine can walk them in another order to see whether a script's output depends on it. That
+/// order is the natural one rotated by one key (the second key first, the first last): it moves
+/// every key, and keeps no position of three or more (reversing keeps the middle one, so a
+/// script that picks the second of three keys, or every other one, saw no change).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PairsOrder {
     Natural,
-    ReversedForInput,
-    ReversedForAll,
+    RotatedForInput,
+    RotatedForAll,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -443,7 +446,7 @@ fn evaluate_in<E: Encoding>(
             FromJson::TooLarge => return Err(mlua::Error::MemoryError("the obj is over the limit".into())),
         };
         lua.globals().set("obj", built)?;
-        stdlib::mark_inputs(lua)?;
+        stdlib::mark_input(lua, &lua.globals().get::<LuaValue>("obj")?)?;
         lua.set_app_data(*limits);
         let after_obj = stack::string_keys(lua)?;
         deadline::Deadline::start(lua, limits.timeout, before_obj..after_obj).map(Some)
@@ -544,8 +547,9 @@ pub enum OrderDependence {
     /// The output changes from one run to the next in the same order (a table's address from
     /// `tostring`, `math.random`): so it does in the controller, pass after pass.
     NotRepeatable,
-    /// The output changes with the order of input maps, which is random in the controller: the
-    /// controller would rewrite the object on every pass and never settle.
+    /// The output changes with the order of input maps (and of the maps `json.decode` makes),
+    /// which is random in the controller: the controller would rewrite the object on every pass
+    /// and never settle.
     InputMaps,
     /// The output changes with the order of tables the script builds; gopher-lua walks those
     /// in insertion order, this engine in hash order, so the plan may differ from the controller.
@@ -560,7 +564,7 @@ impl OrderDependence {
                 "the script's output changes from one run to the next on the same obj (a table's address from tostring, math.random): the controller would rewrite the object on every pass and the step would never finish"
             }
             OrderDependence::InputMaps => {
-                "the script's output depends on the order pairs() walks the input maps, which is random in the controller: it would rewrite the object on every pass and the step would never finish"
+                "the script's output depends on the order pairs() walks the input maps (or maps json.decode made), which is random in the controller: it would rewrite the object on every pass and the step would never finish"
             }
             OrderDependence::ScriptTables => {
                 "the script's output depends on the order pairs() walks tables it builds; gopher-lua walks them in insertion order, this tool in hash order, so the controller may write something else"
@@ -586,15 +590,15 @@ pub fn order_dependence<T: PartialEq>(
             .and_then(|evaluated| read(evaluated.output).ok())
             .is_none_or(|d| &d != baseline)
     };
-    // One run with every order reversed settles the common case; a difference is then pinned on
+    // One run with every order changed settles the common case; a difference is then pinned on
     // no order at all (a run as the first differs too), the input maps or the script's own tables.
-    if !differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForAll, ..options }) {
+    if !differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::RotatedForAll, ..options }) {
         return None;
     }
     if differs(options) {
         return Some(OrderDependence::NotRepeatable);
     }
-    if differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::ReversedForInput, ..options }) {
+    if differs(EvalOptions { keys: KeyOrder::Reversed, pairs: PairsOrder::RotatedForInput, ..options }) {
         return Some(OrderDependence::InputMaps);
     }
     Some(OrderDependence::ScriptTables)
@@ -1344,7 +1348,8 @@ mod tests {
 
     #[test]
     fn flags_scripts_that_depend_on_pairs_order() {
-        let obj = json!({"data": {"labels": {"a": "1", "b": "2", "c": "3", "d": "4"}}});
+        let obj =
+            json!({"data": {"labels": {"a": "1", "b": "2", "c": "3", "d": "4"}, "three": {"x": 1, "y": 2, "z": 3}}});
         // Read as a caller that keeps only the spec.
         let read = |output: Value| Ok(output["spec"].clone());
         let check = |code: &str| {
@@ -1360,6 +1365,15 @@ mod tests {
         let sorted =
             "local l = {} for k in pairs(obj.data.labels) do l[#l + 1] = k end table.sort(l) return {spec = l}";
         assert_eq!(check(sorted), None);
+        // An order that reversing keeps: the second key of three, every other key of three (a
+        // helper's fuzzing: missed when the check reversed the order).
+        let second = "local l = {} for k in pairs(obj.data.three) do l[#l + 1] = k end return {spec = {l[2]}}";
+        assert_eq!(check(second), Some(OrderDependence::InputMaps));
+        let every_other = "local t, r, i = {east = 1, west = 1, north = 1}, {}, 0\nfor k in pairs(t) do i = i + 1 r[k] = i % 2 end\nreturn {spec = r}";
+        assert_eq!(check(every_other), Some(OrderDependence::ScriptTables));
+        // A map json.decode makes is a Go map in the controller: walked in random order.
+        let decoded = "local l = {} for k in pairs(json.decode('{\"a\":1,\"b\":2,\"c\":3}')) do l[#l + 1] = k end return {spec = l}";
+        assert_eq!(check(decoded), Some(OrderDependence::InputMaps));
         // What the caller does not read may depend on the order.
         let unread = "local l = {} for k in pairs(obj.data.labels) do l[#l + 1] = k end return {spec = {1}, extra = l}";
         assert_eq!(check(unread), None);

@@ -15,12 +15,12 @@ local next, rawget, original, inputs, all = next, rawget, pairs, ...
 function pairs(t)
   original(t)
   if not (all or inputs[t]) then return next, t, nil end
-  local keys, n = {}, 0
+  local keys, n, i = {}, 0, 0
   for k in next, t do n = n + 1; keys[n] = k end
   return function()
-    while n > 0 do
-      local k = keys[n]
-      n = n - 1
+    while i < n do
+      i = i + 1
+      local k = keys[i % n + 1]
       local v = rawget(t, k)
       if v ~= nil then return k, v end
     end
@@ -161,19 +161,20 @@ pub fn install_for(lua: &Lua, script_name: &str, options: EvalOptions) -> mlua::
         let inputs = lua.create_table()?;
         inputs.set_metatable(Some(lua.create_table_from([("__mode", "k")])?))?;
         lua.set_named_registry_value(INPUT_TABLES, &inputs)?;
-        library_chunk::<()>(lua, PAIRS_PRELUDE, "=pairs", (inputs, options.pairs == PairsOrder::ReversedForAll))?;
+        library_chunk::<()>(lua, PAIRS_PRELUDE, "=pairs", (inputs, options.pairs == PairsOrder::RotatedForAll))?;
     }
     Ok(())
 }
 
-/// Records every table reachable from `obj` as input, when `pairs` walks input backwards.
-pub fn mark_inputs(lua: &Lua) -> mlua::Result<()> {
+/// Records every table reachable from `value` as input, when `pairs` walks input rotated:
+/// `obj`, and what `json.decode` makes (Go maps in the controller, walked in random order).
+pub fn mark_input(lua: &Lua, value: &LuaValue) -> mlua::Result<()> {
     let Some(inputs) = lua.named_registry_value::<Option<Table>>(INPUT_TABLES)? else { return Ok(()) };
-    lua.load(MARK_INPUTS).set_name("=mark").call::<()>((inputs, lua.globals().get::<LuaValue>("obj")?))
+    lua.load(MARK_INPUTS).set_name("=mark").call::<()>((inputs, value))
 }
 
 const MARK_INPUTS: &str = r#"
-local inputs, obj = ...
+local inputs, value = ...
 local next, type = next, type
 local function mark(t)
   if inputs[t] then return end
@@ -182,7 +183,7 @@ local function mark(t)
     if type(v) == "table" then mark(v) end
   end
 end
-if type(obj) == "table" then mark(obj) end
+if type(value) == "table" then mark(value) end
 "#;
 
 /// A single return value, as the controller's module returns on success.
@@ -304,7 +305,10 @@ fn json_functions(lua: &Lua) -> mlua::Result<(mlua::Function, mlua::Function)> {
             let too_deep = || (LuaValue::Nil, convert::too_deep_message(), true).into_lua_multi(lua);
             let decoded = match serde_json::from_str::<serde_json::Value>(&convert::go_json_input(&text.as_bytes())) {
                 Ok(json) => match convert::within_depth(lua, &json, convert::KeyOrder::Sorted)? {
-                    Some(value) => one(lua, value),
+                    Some(value) => {
+                        mark_input(lua, &value)?;
+                        one(lua, value)
+                    }
                     None => too_deep(),
                 },
                 // serde_json's own limit (128 levels), past the engine's.
