@@ -152,8 +152,28 @@ static void getfunc (lua_State *L, int opt) {
 }
 
 
+/*
+** kubectl-rollout-lua: gopher-lua's getfenv (baselib.go, baseGetFEnv) answers
+** the global table where Lua's raises an error: an argument that is neither
+** a function nor a number (a numeric string too), a level below 0 or past
+** the stack, a tail call's. A level is truncated, as Go's int() does.
+*/
 static int luaB_getfenv (lua_State *L) {
-  getfunc(L, 1);
+  if (lua_isfunction(L, 1))
+    lua_pushvalue(L, 1);
+  else {
+    lua_Debug ar;
+    lua_Number n = lua_isnone(L, 1) ? 1 : lua_type(L, 1) == LUA_TNUMBER ? lua_tonumber(L, 1) : -1;
+    if (!(n >= 0 && n < 1e6) || lua_getstack(L, (int)n, &ar) == 0) {
+      lua_pushvalue(L, LUA_GLOBALSINDEX);
+      return 1;
+    }
+    lua_getinfo(L, "f", &ar);
+    if (lua_isnil(L, -1)) {
+      lua_pushvalue(L, LUA_GLOBALSINDEX);
+      return 1;
+    }
+  }
   if (lua_iscfunction(L, -1))  /* is a C function? */
     lua_pushvalue(L, LUA_GLOBALSINDEX);  /* return the thread's global env. */
   else
