@@ -450,6 +450,26 @@ LUA_API int lua_isgolibrary (lua_State *L, int idx) {
 }
 
 
+/*
+** kubectl-rollout-lua: t[to..to+n-1] = t[from..from+n-1] for the table at
+** `idx', in one memmove where its array part holds both ranges (gopher-lua's
+** table.insert and table.remove move its array with Go's copy); returns 0,
+** having moved nothing, where it does not. No barrier: the values stay in the
+** table.
+*/
+LUA_API int lua_gocopy (lua_State *L, int idx, int to, int from, int n) {
+  Table *t;
+  StkId o = index2adr(L, idx);
+  api_check(L, ttistable(o));
+  t = hvalue(o);
+  if (n <= 0) return 1;
+  if (from < 1 || to < 1 || from - 1 + n > t->sizearray || to - 1 + n > t->sizearray)
+    return 0;
+  memmove(&t->array[to - 1], &t->array[from - 1], cast(size_t, n) * sizeof(TValue));
+  return 1;
+}
+
+
 LUA_API void lua_goarraypop (lua_State *L, int idx) {
   Table *t;
   StkId o = index2adr(L, idx);

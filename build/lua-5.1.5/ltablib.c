@@ -26,6 +26,11 @@
 
 #define aux_getn(L,n)	(luaL_checktype(L, n, LUA_TTABLE), luaL_getn(L, n))
 
+/* values table.insert and table.remove move (with Go's copy in gopher-lua,
+   about 0.25 ns each, where it runs an instruction in 80 ns) that count as an
+   instruction, where one memmove moves them here */
+#define GOCOPY_STEP	256
+
 
 /* table.getn, and table.maxn: gopher-lua's maxn only reads its array part */
 static int getn (lua_State *L) {
@@ -55,11 +60,17 @@ static int tinsert (lua_State *L) {
       int e = lua_goarraylen(L, 1);
       int i;
       lua_settop(L, 3);  /* further arguments are ignored */
-      if (pos >= 1) {
-        for (i = e; i >= pos; i--) {  /* move up elements */
-          lua_rawgeti(L, 1, i);
-          lua_rawseti(L, 1, i + 1);  /* t[i+1] = t[i] */
-          lua_librarystep(L);
+      if (pos >= 1 && pos <= e) {
+        lua_rawgeti(L, 1, e);
+        lua_rawseti(L, 1, e + 1);  /* t[e+1] = t[e]: the array grows */
+        if (lua_gocopy(L, 1, (int)pos + 1, (int)pos, e - (int)pos))
+          lua_librarysteps(L, (e - (int)pos) / GOCOPY_STEP);
+        else {
+          for (i = e - 1; i >= pos; i--) {  /* move up elements */
+            lua_rawgeti(L, 1, i);
+            lua_rawseti(L, 1, i + 1);  /* t[i+1] = t[i] */
+            lua_librarystep(L);
+          }
         }
       }
       lua_pushnumber(L, (lua_Number)pos);
@@ -91,10 +102,14 @@ static int tremove (lua_State *L) {
   }
   pos = i < 0 ? e : i + 1;
   lua_rawgeti(L, 1, (int)pos);  /* result = t[pos] */
-  for (; pos < e; pos++) {
-    lua_rawgeti(L, 1, (int)pos + 1);
-    lua_rawseti(L, 1, (int)pos);  /* t[pos] = t[pos+1] */
-    lua_librarystep(L);
+  if (lua_gocopy(L, 1, (int)pos, (int)pos + 1, e - (int)pos))
+    lua_librarysteps(L, (e - (int)pos) / GOCOPY_STEP);
+  else {
+    for (; pos < e; pos++) {
+      lua_rawgeti(L, 1, (int)pos + 1);
+      lua_rawseti(L, 1, (int)pos);  /* t[pos] = t[pos+1] */
+      lua_librarystep(L);
+    }
   }
   lua_pushnil(L);
   lua_rawseti(L, 1, e);  /* t[e] = nil */

@@ -153,6 +153,7 @@ LUA_API int             (lua_goarraylen) (lua_State *L, int idx);
 /* kubectl-rollout-lua: the string keys set in tables so far (lapi.c) */
 LUA_API size_t          (lua_gostringkeys) (lua_State *L);
 LUA_API void            (lua_goarraypop) (lua_State *L, int idx);
+LUA_API int             (lua_gocopy) (lua_State *L, int idx, int to, int from, int n);
 LUA_API void            (lua_golibrary) (lua_State *L, int idx);
 LUA_API int             (lua_isgolibrary) (lua_State *L, int idx);
 LUA_API int             (lua_gohosthandler) (lua_State *L);

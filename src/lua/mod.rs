@@ -1113,6 +1113,33 @@ mod tests {
     }
 
     #[test]
+    fn table_library_moves_and_lengths_count_as_gopher_lua_spends_them() {
+        // A helper's fuzzing: 20,000 insertions at the front (Go's copy in gopher-lua: 0.1s)
+        // timed out here, a step counted per value moved; 10,000 pops with `t[#t] = nil` (a
+        // length that scans back over every nil left: 0.55s) were counted as nothing.
+        let front = |n: u64| {
+            work_of(
+                &format!("local t = {{}} for i = 1, {n} do table.insert(t, 1, i) end return {{spec = #t}}"),
+                json!({}),
+            )
+        };
+        let moved = front(20_000).instructions - 20 * front(1_000).instructions;
+        assert!(moved < 1_000_000, "{moved}");
+        assert!(controller_time(front(20_000)).is_none());
+        let pops = |n: u64| {
+            work_of(
+                &format!(
+                    "local t = {{}} for i = 1, {n} do t[#t + 1] = i end while #t > 0 do t[#t] = nil end return {{spec = 1}}"
+                ),
+                json!({}),
+            )
+        };
+        assert!(controller_time(pops(1_000)).is_none());
+        assert!(controller_time(pops(10_000)).unwrap().ends_with(": it may time out in the controller"));
+        assert!(controller_time(pops(20_000)).unwrap().ends_with(": it will time out in the controller"));
+    }
+
+    #[test]
     fn string_rep_counts_an_instruction_per_64_bytes_it_builds() {
         let rep = |count: u64| work_of(&format!("local s = string.rep('ab', {count}) return {{spec = 1}}"), json!({}));
         assert_eq!(rep(64 * 1000).instructions - rep(0).instructions, 2 * 1000);
