@@ -74,7 +74,7 @@ Examples:
   # Every step of every Rollout of the namespace, a line per step and object
   kubectl rollout-lua plan --all -n shop --all-steps --summary
   # Each step's obj, one of them run by your script
-  kubectl rollout-lua plan -f case.yaml --step 1 --show-obj | jq '.[0].obj' > obj.json
+  kubectl rollout-lua plan -f rollout.yaml -f vs.yaml --step 1 --show-obj | jq '.[0].obj' > obj.json
   kubectl rollout-lua eval trafficRouting.lua --obj obj.json";
 
 pub const APPROVE_EXAMPLES: &str = "\
@@ -136,7 +136,7 @@ Examples:
 pub const EVAL_EXAMPLES: &str = "\
 Examples:
   kubectl rollout-lua eval trafficRouting.lua --obj step1.obj.json
-  kubectl rollout-lua plan -f case.yaml --step 1 --show-obj | jq '.[0].obj' \\
+  kubectl rollout-lua lua-obj case.yaml -o json | jq '.[0].obj' \\
       | kubectl rollout-lua eval my.lua --obj -
   kubectl rollout-lua eval lua_configuration/trafficrouting_ingress/nginx.lua \\
       --ingress --obj obj.yaml";
