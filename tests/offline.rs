@@ -752,14 +752,19 @@ fn lua_obj_output_loads_in_lua() {
     assert!(!test.path("json.lua").exists());
 }
 
-#[test]
-fn test_runs_a_case_reached_twice_once() {
+/// The bundled VirtualService script under `lua/`, one of its cases beside it as `three.yaml`.
+fn bundled_virtual_service_case() -> Test {
     let vs = "lua_configuration/networking.istio.io/VirtualService";
     let case = std::fs::read_to_string(repo(&format!("{vs}/testdata/rollout_with_three_steps.yaml"))).unwrap();
     let script = std::fs::read_to_string(repo(&format!("{vs}/trafficRouting.lua"))).unwrap();
-    let test = Test::new()
+    Test::new()
         .file("lua/networking.istio.io/VirtualService/trafficRouting.lua", &script)
-        .file("lua/networking.istio.io/VirtualService/testdata/three.yaml", &case);
+        .file("lua/networking.istio.io/VirtualService/testdata/three.yaml", &case)
+}
+
+#[test]
+fn test_runs_a_case_reached_twice_once() {
+    let test = bundled_virtual_service_case();
     for twice in [["lua", "lua"], ["lua", "./lua/networking.istio.io/VirtualService/trafficRouting.lua"]] {
         let out = test.run_args(["test", twice[0], twice[1]]).success().stdout_has("\n1 passed, 0 failed\n");
         assert_eq!(out.stdout.matches("three.yaml").count(), 1, "{}", out.stdout);
@@ -776,12 +781,7 @@ fn lua_obj_brackets_a_key_named_goto() {
 
 #[test]
 fn test_of_a_case_or_a_testdata_folder_names_the_script_to_run_them_with() {
-    let vs = "lua_configuration/networking.istio.io/VirtualService";
-    let case = std::fs::read_to_string(repo(&format!("{vs}/testdata/rollout_with_three_steps.yaml"))).unwrap();
-    let script = std::fs::read_to_string(repo(&format!("{vs}/trafficRouting.lua"))).unwrap();
-    let test = Test::new()
-        .file("lua/networking.istio.io/VirtualService/trafficRouting.lua", &script)
-        .file("lua/networking.istio.io/VirtualService/testdata/three.yaml", &case);
+    let test = bundled_virtual_service_case();
     test.run_args(["test", "lua/networking.istio.io/VirtualService/testdata/three.yaml"]).status(1).stderr_is(
         "error: lua/networking.istio.io/VirtualService/testdata/three.yaml: test cases, not a script: test takes a script (.lua) or a folder of scripts with their testdata/; `kubectl rollout-lua test lua/networking.istio.io/VirtualService/trafficRouting.lua` runs the cases beside that script, these among them\n",
     );

@@ -306,18 +306,19 @@ fn record_names_a_failing_ingress_script_as_plan_does() {
 
 #[test]
 fn record_names_the_rollout_and_object_of_a_missing_script_as_plan_does() {
+    // plan's error, which record's is.
+    let fails_as_plan = |server: &fake_apiserver::FakeHandle, start: &str| {
+        let test = Test::new().kubeconfig(server);
+        let planned = test.run_args(["plan", "demo"]).status(1);
+        assert!(planned.stderr.starts_with(start), "{}", planned.stderr);
+        test.run_args(["record", "demo"]).status(1).stderr_is(&planned.stderr);
+    };
     let headers = serde_json::json!([{"headers": [{"type": "Exact", "name": "x", "value": "1"}]}]);
     let server = through_an_ingress("traefik", headers).start();
-    let test = Test::new().kubeconfig(&server);
-    let planned = test.run_args(["plan", "demo"]).status(1);
-    assert!(
-        planned.stderr.starts_with(
-            "error: Rollout shop/demo routes through Ingress demo: no Lua script for Ingress class \"traefik\": "
-        ),
-        "{}",
-        planned.stderr
+    fails_as_plan(
+        &server,
+        "error: Rollout shop/demo routes through Ingress demo: no Lua script for Ingress class \"traefik\": ",
     );
-    test.run_args(["record", "demo"]).status(1).stderr_is(&planned.stderr);
     // A custom ref's kind without a script.
     let mut rollout = rollout(1, "StepPaused");
     rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
@@ -326,16 +327,10 @@ fn record_names_the_rollout_and_object_of_a_missing_script_as_plan_does() {
         .resource(fake_apiserver::configmaps())
         .object(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "demo-split", "namespace": NAMESPACE}}))
         .start();
-    let test = Test::new().kubeconfig(&server);
-    let planned = test.run_args(["plan", "demo"]).status(1);
-    assert!(
-        planned.stderr.starts_with(
-            "error: Rollout shop/demo routes through ConfigMap/demo-split (v1): no Lua script for ConfigMap.v1: "
-        ),
-        "{}",
-        planned.stderr
+    fails_as_plan(
+        &server,
+        "error: Rollout shop/demo routes through ConfigMap/demo-split (v1): no Lua script for ConfigMap.v1: ",
     );
-    test.run_args(["record", "demo"]).status(1).stderr_is(&planned.stderr);
 }
 
 #[test]
