@@ -2564,6 +2564,25 @@ fn release_claim_stops_at_a_signal_before_the_next_delete_or_at_once_at_a_second
 }
 
 #[test]
+fn release_claim_stopped_during_its_last_delete_exits_as_stopped() {
+    // An interrupt sweep: a signal while the last delete was out exited 0.
+    let server =
+        shop(2, "StepPaused").object(claim_of("demo", "alice@laptop (pid 42)", "2026-01-01T00:00:00.000000Z")).start();
+    let delete = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
+    let test = Test::new().kubeconfig(&server);
+    let running = test.spawn(&["release-claim", "demo", "--yes"]);
+    assert!(delete.wait_until_held(Duration::from_secs(30)), "the delete is held");
+    running.first_signal("INT");
+    delete.release();
+    running
+        .finish_within(Duration::from_secs(30))
+        .status(130)
+        .stdout_has("released the claim on Rollout shop/demo\n")
+        .stderr_has("error: interrupted (SIGINT): the delete in flight was finished, the last of them: no claim shown was left\n");
+    assert!(claims(&server).is_empty());
+}
+
+#[test]
 fn release_claim_ends_at_once_at_a_signal_while_it_reads_the_claims_or_asks_whether_it_may_delete() {
     // Nothing is written yet: a hung read, or access review, is not waited for (up to
     // --request-timeout). A regression of the review: the access review was sent after signals

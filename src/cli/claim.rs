@@ -88,6 +88,14 @@ pub fn release_claim(args: &ReleaseClaimArgs) -> anyhow::Result<Outcome> {
                 }
             }
         }
+        // A signal during the last delete: that delete was finished and none was left, but the
+        // run was stopped as asked (130), as approve's and restore's are at their last write.
+        if !failures.iter().any(|failure| matches!(failure, Error::Interrupted { .. }))
+            && let Some(signal) = interrupt.received().await
+        {
+            let report = "the delete in flight was finished, the last of them: no claim shown was left".into();
+            failures.push(Error::Interrupted { signal, report });
+        }
         failures.extend(missing);
         worst_with_the_rest(failures)?;
         Ok(Outcome::Done)
