@@ -369,7 +369,7 @@ static void open_func (LexState *ls, FuncState *fs) {
   fs->lastread = -1;
   fs->ncl = fs->nconst = 0;
   fs->forbody = -1;
-  fs->spine = 0;
+  fs->sp.spine = 0;
   fs->gonilpc = -1;
   fs->statline = 0;
   fs->bl = NULL;
@@ -901,17 +901,17 @@ static const struct {
    0 `not', 1 `and', 2 `or', 3 any other (see cond) */
 static void spine_op (FuncState *fs, int op) {
   int logic = op == 1 || op == 2;
-  if (fs->spinefirst == 0) {
-    fs->spinefirst = logic ? op : 3;
-    fs->spinesibling = -1;
+  if (fs->sp.spinefirst == 0) {
+    fs->sp.spinefirst = logic ? op : 3;
+    fs->sp.spinesibling = -1;
   }
-  else if (!(fs->spinerun & 4))
-    fs->spinerun |= logic ? op : 4;
+  else if (!(fs->sp.spinerun & 4))
+    fs->sp.spinerun |= logic ? op : 4;
   if (op == 3)
-    fs->spineother = 1;
-  else if (fs->spinelogic == 0) {
-    if (op == 0) fs->spinenots++;
-    else fs->spinelogic = op;
+    fs->sp.spineother = 1;
+  else if (fs->sp.spinelogic == 0) {
+    if (op == 0) fs->sp.spinenots++;
+    else fs->sp.spinelogic = op;
   }
 }
 
@@ -920,7 +920,7 @@ static BinOpr subexpr (LexState *ls, expdesc *v, unsigned int limit) {
   BinOpr op;
   UnOpr uop;
   FuncState *fs = ls->fs;
-  int spine = fs->spine;
+  int spine = fs->sp.spine;
   enterlevel(ls);
   uop = getunopr(ls->t.token);
   if (uop != OPR_NOUNOPR) {
@@ -930,15 +930,15 @@ static BinOpr subexpr (LexState *ls, expdesc *v, unsigned int limit) {
     luaK_prefix(ls->fs, uop, v);
   }
   else if (spine && ls->t.token != '(') {  /* the leftmost operand itself */
-    if (fs->leaf == 0) {
+    if (fs->sp.leaf == 0) {
       int t = ls->t.token;
-      fs->leaf = (t == TK_NIL || t == TK_FALSE) ? 1 : 2;
-      fs->valueleaf = t == TK_TRUE ? 1 : t == TK_FALSE ? 2 : t == TK_NIL ? 3 :
+      fs->sp.leaf = (t == TK_NIL || t == TK_FALSE) ? 1 : 2;
+      fs->sp.valueleaf = t == TK_TRUE ? 1 : t == TK_FALSE ? 2 : t == TK_NIL ? 3 :
                       (t == TK_NUMBER || t == TK_STRING) ? 4 : 5;
     }
-    fs->spine = 0;
+    fs->sp.spine = 0;
     simpleexp(ls, v);
-    fs->spine = spine;
+    fs->sp.spine = spine;
   }
   else simpleexp(ls, v);
   op = binary_operations(ls, v, limit);
@@ -951,23 +951,23 @@ static BinOpr subexpr (LexState *ls, expdesc *v, unsigned int limit) {
    than `limit' */
 static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit) {
   FuncState *fs = ls->fs;
-  int spine = fs->spine;
+  int spine = fs->sp.spine;
   BinOpr op = getbinopr(ls->t.token);
   while (op != OPR_NOBINOPR && priority[op].left > limit) {
     expdesc v2;
     BinOpr nextop;
     if (spine) spine_op(fs, op == OPR_AND ? 1 : op == OPR_OR ? 2 : 3);
     luaX_next(ls);
-    if (spine && fs->spinesibling == -1) {
+    if (spine && fs->sp.spinesibling == -1) {
       int t = ls->t.token;
-      fs->spinesibling = t == TK_TRUE || t == TK_FALSE || t == TK_NIL ||
+      fs->sp.spinesibling = t == TK_TRUE || t == TK_FALSE || t == TK_NIL ||
                          t == TK_NUMBER || t == TK_STRING || t == '(';
     }
     luaK_infix(ls->fs, op, v);
     /* read sub-expression with higher priority */
-    fs->spine = 0;
+    fs->sp.spine = 0;
     nextop = subexpr(ls, &v2, priority[op].right);
-    fs->spine = spine;
+    fs->sp.spine = spine;
     luaK_posfix(ls->fs, op, v, &v2);
     op = nextop;
   }
@@ -989,9 +989,9 @@ static BinOpr binary_operations (LexState *ls, expdesc *v, unsigned int limit) {
 ** is is that condition's: cond).
 */
 static int value_starts_with_jump (FuncState *fs) {
-  int first = fs->spinefirst, above = fs->spinerun & 3;
-  int to_next = fs->spinesibling == 1;
-  switch (fs->valueleaf) {
+  int first = fs->sp.spinefirst, above = fs->sp.spinerun & 3;
+  int to_next = fs->sp.spinesibling == 1;
+  switch (fs->sp.valueleaf) {
     case 1: return first == 2 || (first == 1 && to_next);
     case 2: return first == 1 || (first == 2 && to_next);
     case 3: return (first == 1 && (above & 2)) || (first == 2 && to_next);
@@ -1003,26 +1003,18 @@ static int value_starts_with_jump (FuncState *fs) {
 
 static void expr (LexState *ls, expdesc *v) {
   FuncState *fs = ls->fs;
-  int spine[10], line = ls->linenumber;
-  if (fs->spine || fs->pc != fs->forbody) {
+  struct Spine outer = fs->sp;  /* a condition's, read on after this value */
+  int line = ls->linenumber;
+  if (fs->sp.spine || fs->pc != fs->forbody) {
     subexpr(ls, v, 0);
     return;
   }
-  spine[0] = fs->leaf; spine[1] = fs->spinenots; spine[2] = fs->spinelogic;
-  spine[3] = fs->spineother; spine[4] = fs->valueleaf;
-  spine[5] = fs->spinefirst; spine[6] = fs->spinesibling;
-  spine[7] = fs->spinerun;
-  fs->spine = 2;
-  fs->leaf = fs->spinenots = fs->spinelogic = fs->spineother = 0;
-  fs->valueleaf = fs->spinefirst = fs->spinesibling = fs->spinerun = 0;
+  memset(&fs->sp, 0, sizeof fs->sp);
+  fs->sp.spine = 2;
   subexpr(ls, v, 0);
   if (value_starts_with_jump(fs))
     luaY_notequirk(ls, "kubectl-rollout-lua.constant-if-in-for", line);
-  fs->spine = 0;
-  fs->leaf = spine[0]; fs->spinenots = spine[1]; fs->spinelogic = spine[2];
-  fs->spineother = spine[3]; fs->valueleaf = spine[4];
-  fs->spinefirst = spine[5]; fs->spinesibling = spine[6];
-  fs->spinerun = spine[7];
+  fs->sp = outer;
 }
 
 /* }==================================================================== */
@@ -1186,20 +1178,19 @@ static int cond (LexState *ls, int *never, int *leading) {
   /* cond -> exp */
   FuncState *fs = ls->fs;
   expdesc v;
-  fs->spine = 1;
-  fs->leaf = fs->spinenots = fs->spinelogic = fs->spineother = 0;
-  fs->valueleaf = fs->spinerun = 0;
+  memset(&fs->sp, 0, sizeof fs->sp);
+  fs->sp.spine = 1;
   expr(ls, &v);  /* read condition */
-  fs->spine = 0;
+  fs->sp.spine = 0;
   /* kubectl-rollout-lua: whether it is a constant false, and whether it
      starts with one that gopher-lua compiles to a jump (compile.go,
      compileBranchCondition: a `nil' or `false' it tests for the branch's
      end, as in `nil and x' or `not false or x'; see ifstat) */
   if (never) *never = v.k == VNIL || v.k == VFALSE;
   if (leading) {  /* 1: the jump goes past the branch alone; 2: past more */
-    int to_then = (fs->spinelogic == 2) ^ (fs->spinenots & 1);
-    *leading = (fs->leaf != 1 || fs->spineother || to_then) ? 0 :
-               (fs->spinelogic == 0) ? 1 : 2;
+    int to_then = (fs->sp.spinelogic == 2) ^ (fs->sp.spinenots & 1);
+    *leading = (fs->sp.leaf != 1 || fs->sp.spineother || to_then) ? 0 :
+               (fs->sp.spinelogic == 0) ? 1 : 2;
   }
   if (v.k == VNIL) v.k = VFALSE;  /* `falses' are all equal here */
   luaK_goiftrue(ls->fs, &v);

@@ -101,23 +101,25 @@ typedef struct FuncState {
   int gonila;
   int gonilb;
   int statline;  /* the first line of the statement parsed last */
-  /* kubectl-rollout-lua: the leftmost operand of the condition being read and
-     the operators it is under (see cond) */
-  int spine;       /* reading them */
-  int leaf;        /* 0: not read yet; 1: nil or false; 2: anything else */
-  int spinenots;   /* `not's over it below any `and' or `or' */
-  int spinelogic;  /* the lowest `and' (1) or `or' (2) over it; 0: none */
-  int spineother;  /* another operator over it */
-  /* kubectl-rollout-lua: for a value read first in a generic `for''s body
-     (see expr): its leftmost operand, 1 `true', 2 `false', 3 `nil', 4 a number
-     or a string, 5 anything else; the operator right over it (1 `and', 2
-     `or', 3 another); whether the operand after that one starts with a
-     constant or a `(' (-1: not read yet); and the `and's (1) and `or's (2)
-     above it, up to another operator (4) */
-  int valueleaf;
-  int spinefirst;
-  int spinesibling;
-  int spinerun;
+  /* kubectl-rollout-lua: the leftmost operand of the condition or value being
+     read and the operators over it (see cond and expr) */
+  struct Spine {
+    int spine;       /* reading them: 1 a condition, 2 a value */
+    int leaf;        /* 0: not read yet; 1: nil or false; 2: anything else */
+    int spinenots;   /* `not's over it below any `and' or `or' */
+    int spinelogic;  /* the lowest `and' (1) or `or' (2) over it; 0: none */
+    int spineother;  /* another operator over it */
+    /* for a value read first in a generic `for''s body (see expr): its
+       leftmost operand, 1 `true', 2 `false', 3 `nil', 4 a number or a string,
+       5 anything else; the operator right over it (1 `and', 2 `or', 3
+       another); whether the operand after that one starts with a constant or
+       a `(' (-1: not read yet); and the `and's (1) and `or's (2) above it, up
+       to another operator (4) */
+    int valueleaf;
+    int spinefirst;
+    int spinesibling;
+    int spinerun;
+  } sp;
 } FuncState;
 
 
