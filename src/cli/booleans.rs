@@ -11,7 +11,8 @@ use std::ffi::OsString;
 /// read as Go's strconv.ParseBool reads them (kubectl's). Words after `--`, and the words a shell
 /// asks to complete, are left as they are.
 pub fn respelled(root: &mut clap::Command, args: Vec<OsString>) -> Result<Vec<OsString>, clap::Error> {
-    let flags = boolean_flags(root);
+    // Looked up only for a word that may need it: most lines have none.
+    let mut flags = None;
     let mut line = Vec::with_capacity(args.len());
     let mut words = args.into_iter();
     while let Some(word) = words.next() {
@@ -21,7 +22,9 @@ pub fn respelled(root: &mut clap::Command, args: Vec<OsString>) -> Result<Vec<Os
             line.extend(words);
             break;
         }
-        let Some((flag, value)) = text.split_once('=').filter(|(flag, _)| flags.contains(*flag)) else {
+        let mut boolean = |flag: &str| flags.get_or_insert_with(|| boolean_flags(root)).contains(flag);
+        let Some((flag, value)) = text.split_once('=').filter(|(flag, _)| flag.starts_with('-') && boolean(flag))
+        else {
             line.push(word);
             continue;
         };

@@ -177,8 +177,8 @@ impl Whose {
 
     /// Whether `other` is of the same kinds and names, in other namespaces or none.
     fn same_names(&self, other: &Whose) -> bool {
-        let names = |n: &Named| (n.kind.clone(), n.name.clone());
-        [&self.owner, &self.original].map(names) == [&other.owner, &other.original].map(names)
+        let same = |a: &Named, b: &Named| a.kind == b.kind && a.name == b.name;
+        same(&self.owner, &other.owner) && same(&self.original, &other.original)
     }
 }
 
