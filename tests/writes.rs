@@ -1459,6 +1459,50 @@ fn a_refused_approval_whose_rollout_cannot_be_read_again_keeps_the_routing_and_s
 }
 
 #[test]
+fn a_signal_during_the_last_routing_write_then_an_unread_rollout_names_both_ways_on() {
+    // An interrupt sweep: SIGINT while the DestinationRule's routing was out, then the fresh
+    // read of the Rollout lost: the routing stayed for a Rollout still waiting at its step, and
+    // the report named no way back.
+    let run = |way_on: &dyn Fn(&Test, &Output)| {
+        let server = shop(2, "StepPaused").start();
+        let (vs_before, dr_before) = (vs(&server), dr(&server));
+        let routing = server.pause(Requests::Writes, APPROVE_WRITES - 2, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "demo", "--yes"]);
+        assert!(routing.wait_until_held(Duration::from_secs(30)), "the DestinationRule's routing is sent");
+        let rollout_reads = Requests::Matching(Rule::new(["get"]).resources(["rollouts"]));
+        server.reply_fault(rollout_reads, 1, Stage::AfterStore, ReplyFault::Lost);
+        child.first_signal("INT");
+        routing.release();
+        let out = child
+            .finish()
+            .status(130)
+            .stderr_has("error: interrupted (SIGINT): no new write was started\nRollout demo could not be read again after that (")
+            .stderr_has("`kubectl rollout-lua status demo -n shop` shows where it stands; if the Rollout still waits at step 2/3, `kubectl rollout-lua approve demo -n shop --expect-step 2` approves it (its routing is already written), or, to undo this run's writes, `kubectl rollout-lua restore --from-backup FILE` puts back each object whose line below names its state before this run (FILE), and `kubectl delete` removes one this run made\n")
+            .stderr_has("  DestinationRule shop/demo: written and kept: whether Rollout demo still waits at step 2/3 is not known, so its routing stays (its state before this run: ");
+        assert!(claims(&server).is_empty(), "{}", out.stderr);
+        way_on(&test, &out);
+        (server, vs_before, dr_before)
+    };
+    // Back: each backup named puts its object back as it was.
+    let (server, vs_before, dr_before) = run(&|test, out| {
+        for line in out.stderr.lines().filter(|l| l.contains("written and kept")) {
+            let (_, file) = line.rsplit_once("(its state before this run: ").expect(line);
+            test.run_args(["restore", "--from-backup", file.trim_end_matches(')'), "--yes"]).success();
+        }
+    });
+    assert_eq!(vs(&server)["spec"], vs_before["spec"]);
+    assert_eq!(dr(&server)["spec"], dr_before["spec"]);
+    assert!(vs(&server)["metadata"]["annotations"].is_null(), "no stored original left behind");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
+    // On: the approve named finishes the step, its routing already written.
+    let (server, ..) = run(&|test, _| {
+        test.run_args(["approve", "demo", "-n", "shop", "--expect-step", "2", "--yes"]).success();
+    });
+    assert!(approved_with_its_routing(&server));
+}
+
+#[test]
 fn the_routing_of_a_rollout_deleted_while_the_question_waits_is_rolled_back() {
     if !crate::support::terminal_available() {
         return crate::support::skip("script (util-linux) not installed");

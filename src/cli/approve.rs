@@ -940,17 +940,14 @@ async fn write_approval(
                     ),
                 );
             }
-            let expect = match approval.stage {
-                Stage::Step(step) => format!(" --expect-step {step}"),
-                _ => String::new(),
-            };
             let seen = match how {
                 MayLand::ReadBackUnapplied => "was not applied when read back, but",
                 MayLand::Unread => "could not be read back, and",
             };
             let args = model::rollout_args(&rollout.namespace, name);
             Err(Error::Input(format!(
-                "{error}\nThe approval of Rollout {name} {seen} the API server may still apply it. `kubectl rollout-lua status {args}` shows whether it did; if the Rollout still waits at {label}, `kubectl rollout-lua approve {args}{expect}` approves it (its routing is already written)"
+                "{error}\nThe approval of Rollout {name} {seen} the API server may still apply it. `kubectl rollout-lua status {args}` shows whether it did; {}",
+                approve_again(approval, &args)
             )))
         }
         (Err(error), None) => {
@@ -969,7 +966,8 @@ async fn write_approval(
                     }
                     let args = model::rollout_args(&rollout.namespace, name);
                     return Err(error.with_report(&format!(
-                        "Rollout {name} could not be read again after that ({read}): `kubectl rollout-lua status {args}` shows where it stands"
+                        "Rollout {name} could not be read again after that ({read}): `kubectl rollout-lua status {args}` shows where it stands; {}, or, to undo this run's writes, `kubectl rollout-lua restore --from-backup FILE` puts back each object whose line below names its state before this run (FILE), and `kubectl delete` removes one this run made",
+                        approve_again(approval, &args)
                     )));
                 }
             };
@@ -994,6 +992,20 @@ async fn write_approval(
             }
         }
     }
+}
+
+/// `if the Rollout still waits at STEP, approve … approves it …`: how to finish an approval that
+/// failed after its routing was written and kept. (`--expect-step` keeps that approve from
+/// approving a later step, should the Rollout have moved on and paused again.)
+fn approve_again(approval: &Approval<'_>, args: &str) -> String {
+    let label = approval.rollout.item.stage_label(approval.stage);
+    let expect = match approval.stage {
+        Stage::Step(step) => format!(" --expect-step {step}"),
+        _ => String::new(),
+    };
+    format!(
+        "if the Rollout still waits at {label}, `kubectl rollout-lua approve {args}{expect}` approves it (its routing is already written)"
+    )
 }
 
 /// What a fresh read shows of a Rollout whose approval failed.
