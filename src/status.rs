@@ -6,7 +6,7 @@ use crate::model::{
 };
 use crate::output::{self, BOLD, GREEN, RED, StoredOriginal, YELLOW, paint};
 use crate::plan::{RoutingPlan, describe_stage, describe_traffic_routing};
-use crate::providers::{Action, ObjectPlan};
+use crate::providers::{Action, ObjectPlan, custom};
 use serde::Serialize;
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
@@ -142,6 +142,10 @@ pub enum Position {
     /// Not there, as before any release: a canary Ingress the controller has not made (or has
     /// deleted).
     Absent,
+    /// Routing to the canary already (`canary`: `the canary Service NAME`, or `the canary
+    /// subset of Service NAME`) without a stored original: its annotation removed mid-release,
+    /// or routed by hand. A note says what the controller makes of it.
+    CanaryWithoutOriginal { canary: String },
     /// Equal to the plan of these stages (numbers in JSON, or `"final"`).
     AtStep { steps: Vec<Stage> },
     /// Routed (an original is stored, or a canary Ingress exists) but equal to no step's plan:
@@ -629,6 +633,7 @@ fn position_text(position: &Position) -> (String, anstyle::Style) {
             (format!("at {}", steps.iter().map(Stage::to_string).collect::<Vec<_>>().join(", ")), GREEN)
         }
         Position::Drifted { .. } => ("drifted".into(), RED),
+        Position::CanaryWithoutOriginal { .. } => ("canary, no original".into(), RED),
         Position::Contested { steps } => (
             format!(
                 "contested (at {} for one routing only)",
@@ -658,11 +663,12 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
             let index = match views.iter().position(|v| v.shows(object)) {
                 Some(index) => index,
                 None => {
-                    let position = match (object.untouched, object.current.is_null()) {
-                        (true, true) => Position::Absent,
-                        (true, false) => Position::Original,
-                        (false, _) if object.after_first_write => Position::Original,
-                        (false, _) => Position::Drifted { nearest: None },
+                    let position = match (object.untouched, object.current.is_null(), &object.canary_in_original) {
+                        (true, true, _) => Position::Absent,
+                        (true, false, Some(canary)) => Position::CanaryWithoutOriginal { canary: canary.clone() },
+                        (true, false, None) => Position::Original,
+                        (false, ..) if object.after_first_write => Position::Original,
+                        (false, ..) => Position::Drifted { nearest: None },
                     };
                     views.push(ObjectView {
                         api_version: object.reference.api_version.clone(),
@@ -671,7 +677,13 @@ pub(crate) fn positions(plan: &RoutingPlan) -> Vec<ObjectView> {
                         name: object.reference.name.clone(),
                         position,
                         script: None,
-                        notes: object.foreign_canary.iter().chain(&object.notes).cloned().collect(),
+                        notes: object
+                            .foreign_canary
+                            .iter()
+                            .cloned()
+                            .chain(object.canary_in_original.as_deref().map(custom::unstored_canary_routing))
+                            .chain(object.notes.iter().cloned())
+                            .collect(),
                         routed: !object.untouched,
                         left_routed: false,
                         at_current_step: None,

@@ -895,6 +895,43 @@ fn approve_refuses_to_store_canary_routing_as_the_original_without_force() {
 }
 
 #[test]
+fn status_and_restore_tell_canary_routing_without_a_stored_original_from_the_original() {
+    // An interrupt sweep: with the annotation removed mid-release, `status` called the object
+    // `original` and suggested `approve --traffic-only` (which refuses it), and `restore` exited
+    // 0, leaving the canary routing as it was, said only as "nothing to restore".
+    let (server, test) = routed_then(|vs| {
+        vs["metadata"].as_object_mut().unwrap().remove("annotations");
+    });
+    let status = test.run_args(["status", "demo"]).success();
+    let status = status
+        .stdout_has("    VirtualService shop/demo   canary, no original  built-in ")
+        .stdout_has("      note: it has no stored original (rollouts.kruise.io/original-spec-configuration) and routes to the canary Service demo-canary already: the controller stores this routing as its original, and the release's end puts it back, canary traffic and all; approve refuses it without --force\n");
+    assert!(!status.stdout.contains("--traffic-only"), "{}", status.stdout);
+    let json: serde_json::Value =
+        serde_json::from_str(&test.run_args(["status", "demo", "-o", "json"]).success().stdout).unwrap();
+    assert_eq!(
+        json[0]["objects"][0]["position"],
+        json!({"kind": "canaryWithoutOriginal", "canary": "the canary Service demo-canary"})
+    );
+    let left = "VirtualService shop/demo has no stored original (rollouts.kruise.io/original-spec-configuration) and routes to the canary Service demo-canary already: restore has nothing to put back, and leaves that routing as it is: `restore --from-backup ";
+    server.clear_log();
+    let refused = test.run_args(["restore", "demo", "--yes"]).status(3).stderr_has(&format!(
+        "error: nothing was written: restore would leave these objects as they are, without putting back what was written to them:\n  {left}"
+    ));
+    assert_eq!(writes(&server), Vec::<String>::new());
+    let backup = refused.stderr.split("`restore --from-backup ").nth(1).unwrap().split('`').next().unwrap().to_string();
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"]).status(3).stderr_has(left);
+    test.run_args(["restore", "demo", "--yes", "--force"])
+        .success()
+        .stderr_has(&format!("warning: {left}"))
+        .stdout_has("DestinationRule shop/demo restored");
+    assert!(vs(&server)["spec"]["http"].to_string().contains("demo-canary"), "left as it was");
+    // The backup named is the object before the release's first write: its original.
+    test.run_args(["restore", "--from-backup", &backup, "--yes"]).success();
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
 fn approve_refuses_to_store_the_canary_subset_as_the_original_where_there_is_no_canary_service() {
     // A regression: with disableGenerateCanaryService (canary and stable Service one, the
     // canary a subset of it) the guard above never fired: a VirtualService without its

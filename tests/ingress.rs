@@ -1191,7 +1191,7 @@ mod cluster {
         // restore leaves it, saying how to put it back, and refuses without --force.
         server.clear_log();
         let refused = test.run_args(["restore", "web", "--yes"]).status(3).stderr_has(&format!(
-            "error: nothing was written: restore would leave this Ingress as it is, without putting back what was written to it:\n  {why}: restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: `restore --from-backup "
+            "error: nothing was written: restore would leave these objects as they are, without putting back what was written to them:\n  {why}: restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: `restore --from-backup "
         ));
         assert!(!refused.stderr.contains("original-spec-configuration"), "{}", refused.stderr);
         let backup =

@@ -46,6 +46,9 @@ enum Placement {
     /// Routed by Rollout `rollout`, in a release, whose steps do not plan: an edit made during
     /// the release cannot be seen. A check that cannot be made is not one that passed.
     Unverified { rollout: String },
+    /// Routing to `canary` already without a stored original (`Position::CanaryWithoutOriginal`):
+    /// nothing puts its routing before the release back, so a restore leaves it routed.
+    CanaryWithoutOriginal { canary: String },
 }
 
 impl Placement {
@@ -57,6 +60,7 @@ impl Placement {
             Placement::Unverified { .. } => 1,
             Placement::Edited { .. } => 2,
             Placement::Placed => 3,
+            Placement::CanaryWithoutOriginal { .. } => 4,
         };
         if weight(&other) >= weight(self) {
             *self = other;
@@ -209,9 +213,9 @@ async fn restore_objects(
         refuse_others_routing(&session.cluster, &selected, &linked, &keys, args.force).await?;
     }
     let backups = write::Backups::of_context(&session.cluster.context).ok();
-    let left = left.iter().map(|(key, why, uid)| {
-        left_ingress_text(why, backups.as_ref().and_then(|b| b.oldest_of(key, uid.as_deref())).as_deref())
-    });
+    let left = left
+        .iter()
+        .map(|left| left.text(backups.as_ref().and_then(|b| b.oldest_of(&left.key, left.uid.as_deref())).as_deref()));
     for warning in refuse_left(left.collect(), args.force)? {
         super::warn(&format!("warning: {warning}"));
     }
@@ -558,11 +562,13 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             });
             if let Some(why) = foreign {
                 match key.name.ends_with("-canary") {
-                    true if left.iter().any(|(k, _, _)| *k == key) => {}
-                    true => {
-                        let uid = live["metadata"]["uid"].as_str().map(str::to_string);
-                        left.push((key, why, uid))
-                    }
+                    true if left.iter().any(|l: &Left| l.key == key) => {}
+                    true => left.push(Left::new(
+                        key,
+                        &live,
+                        format!("{why}: restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations"),
+                        "put them back by hand (`kubectl annotate`)",
+                    )),
                     false => notes.push(format!(
                         "{key}: not a canary Ingress; approve and the controller write no other Ingress, nothing to restore"
                     )),
@@ -571,7 +577,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             }
             // Its owner is restored too: another Rollout restored with it may have found it
             // someone else's.
-            left.retain(|(k, _, _)| *k != key);
+            left.retain(|l| l.key != key);
             if live["metadata"]["deletionTimestamp"].is_string() {
                 notes.push(format!("{key}: being deleted already, nothing to write"));
                 continue;
@@ -590,7 +596,18 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             continue;
         }
         let Some(stored) = data::stored_original(&live) else {
-            notes.push(format!("{key}: no {} annotation, nothing to restore", data::ORIGINAL_SPEC_ANNOTATION));
+            let annotation = data::ORIGINAL_SPEC_ANNOTATION;
+            match &placement {
+                // Two Rollouts (or two --ref) may name one object: it is said once.
+                Placement::CanaryWithoutOriginal { .. } if left.iter().any(|l| l.key == key) => {}
+                Placement::CanaryWithoutOriginal { canary } => left.push(Left::new(
+                    key.clone(),
+                    &live,
+                    format!("{key} has no stored original ({annotation}) and routes to {canary} already: restore has nothing to put back, and leaves that routing as it is"),
+                    "put its routing before the release back by hand (`kubectl edit`)",
+                )),
+                _ => notes.push(format!("{key}: no {annotation} annotation, nothing to restore")),
+            }
             continue;
         };
         let original = Data::original_of(&live).map_err(|e| {
@@ -627,9 +644,8 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
 /// What a restore writes, what it leaves, and its notes.
 struct Restorations {
     objects: Vec<Restoration>,
-    /// Ingresses named as canary Ingresses that no Rollout restored here made (someone else's),
-    /// each with why and its uid: restore does not delete them.
-    left: Vec<(ObjectKey, String, Option<String>)>,
+    /// Objects a restore leaves as they are although a release may have written to them.
+    left: Vec<Left>,
     notes: Vec<String>,
     /// The objects named with `--ref` that are not there.
     missing: Vec<String>,
@@ -639,24 +655,39 @@ struct Restorations {
     linked: Vec<String>,
 }
 
-/// Why restore does not delete an Ingress (`why`: it is not a canary Ingress made for the
-/// Rollout restored), what approve or the controller may have changed on it, and how to put it
-/// back: with `oldest`, its oldest backup here (of this object, not of one of its name deleted
-/// since), if there is one.
-fn left_ingress_text(why: &str, oldest: Option<&std::path::Path>) -> String {
-    let back = match oldest {
-        Some(file) => format!(
-            "`restore --from-backup {}` puts back its oldest backup here, saved before a write this tool made to it (check that it holds what you want: an Ingress this tool made has no backup from before it)",
-            file.display()
-        ),
-        None => "there is no backup of it here: put them back by hand (`kubectl annotate`)".into(),
-    };
-    format!(
-        "{why}: restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: {back}"
-    )
+/// An object a restore leaves as it is, although a release may have written to it: an Ingress
+/// named as a canary Ingress that no Rollout restored here made (someone else's), which it does
+/// not delete; a custom ref routing to the canary without a stored original, which it cannot
+/// put back.
+struct Left {
+    key: ObjectKey,
+    /// Its uid: its backups are those of this object, not of one of its name deleted since.
+    uid: Option<String>,
+    /// Why it is left, and what a release may have changed on it.
+    why: String,
+    /// How to put it back without a backup.
+    by_hand: &'static str,
 }
 
-/// The Ingresses a restore leaves (see `Restorations::left`): a refusal, before anything is
+impl Left {
+    fn new(key: ObjectKey, live: &Value, why: String, by_hand: &'static str) -> Left {
+        Left { key, uid: live["metadata"]["uid"].as_str().map(str::to_string), why, by_hand }
+    }
+
+    /// Why it is left, and how to put it back: with `oldest`, its oldest backup here.
+    fn text(&self, oldest: Option<&std::path::Path>) -> String {
+        let back = match oldest {
+            Some(file) => format!(
+                "`restore --from-backup {}` puts back its oldest backup here, saved before a write this tool made to it (check that it holds what you want: an object this tool made has no backup from before it)",
+                file.display()
+            ),
+            None => format!("there is no backup of it here: {}", self.by_hand),
+        };
+        format!("{}: {back}", self.why)
+    }
+}
+
+/// The objects a restore leaves (see `Restorations::left`): a refusal, before anything is
 /// written, unless `force`, which restores the other objects and gives back the same texts
 /// as warnings.
 fn refuse_left(texts: Vec<String>, force: bool) -> Result<Vec<String>, Error> {
@@ -664,7 +695,7 @@ fn refuse_left(texts: Vec<String>, force: bool) -> Result<Vec<String>, Error> {
         return Ok(texts);
     }
     Err(Error::Refused(format!(
-        "nothing was written: restore would leave this Ingress as it is, without putting back what was written to it:\n  {}\nPass --force to restore the other objects and leave it as it is",
+        "nothing was written: restore would leave these objects as they are, without putting back what was written to them:\n  {}\nPass --force to restore the other objects and leave these as they are",
         texts.join("\n  ")
     )))
 }
@@ -1120,6 +1151,7 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                         .unwrap_or(Placement::Unchecked)
                 }
                 // Contested: as one of the two routings writing it leaves it, nobody's edit.
+                Position::CanaryWithoutOriginal { canary } => Placement::CanaryWithoutOriginal { canary },
                 Position::Original | Position::Absent | Position::AtStep { .. } | Position::Contested { .. } => {
                     Placement::Placed
                 }
@@ -1752,17 +1784,22 @@ mod tests {
     }
 
     #[test]
-    fn an_ingress_restore_leaves_is_refused_without_force_and_says_how_to_put_it_back() {
-        let why = "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner)";
-        let with_backup = left_ingress_text(why, Some(std::path::Path::new("/b/web-canary/1.yaml")));
+    fn an_object_restore_leaves_is_refused_without_force_and_says_how_to_put_it_back() {
+        let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
+        let live = json!({"metadata": {"uid": "u1"}});
+        let why = "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner): restore does not delete it";
+        let left = Left::new(key, &live, why.into(), "put them back by hand (`kubectl annotate`)");
+        assert_eq!(left.uid.as_deref(), Some("u1"), "its own backups, not a namesake's");
         assert_eq!(
-            with_backup,
-            "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner): restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations: `restore --from-backup /b/web-canary/1.yaml` puts back its oldest backup here, saved before a write this tool made to it (check that it holds what you want: an Ingress this tool made has no backup from before it)"
+            left.text(Some(std::path::Path::new("/b/web-canary/1.yaml"))),
+            format!(
+                "{why}: `restore --from-backup /b/web-canary/1.yaml` puts back its oldest backup here, saved before a write this tool made to it (check that it holds what you want: an object this tool made has no backup from before it)"
+            )
         );
-        let without = left_ingress_text(why, None);
-        assert!(
-            without.ends_with("there is no backup of it here: put them back by hand (`kubectl annotate`)"),
-            "{without}"
+        let without = left.text(None);
+        assert_eq!(
+            without,
+            format!("{why}: there is no backup of it here: put them back by hand (`kubectl annotate`)")
         );
         assert_eq!(refuse_left(Vec::new(), false).unwrap(), Vec::<String>::new());
         assert_eq!(refuse_left(vec![without.clone()], true).unwrap(), vec![without.clone()]);
@@ -1770,7 +1807,7 @@ mod tests {
         assert_eq!(
             refusal,
             format!(
-                "nothing was written: restore would leave this Ingress as it is, without putting back what was written to it:\n  {without}\nPass --force to restore the other objects and leave it as it is"
+                "nothing was written: restore would leave these objects as they are, without putting back what was written to them:\n  {without}\nPass --force to restore the other objects and leave these as they are"
             )
         );
     }
