@@ -416,4 +416,12 @@ fn a_recording_never_replaces_another_rollouts_case_nor_a_file_that_is_no_case()
         assert_eq!(std::fs::read_to_string(test.path(&case)).unwrap(), someones);
     }
     assert!(!test.path(&format!("cases/{vs}/trafficRouting.lua")).exists(), "nothing written");
+    // A file where a later case's folder goes: refused before the first case is written (a
+    // commands trial: the VirtualService's case was written, then the run failed).
+    let dr_testdata = "cases/networking.istio.io/DestinationRule/testdata";
+    let test = Test::new().kubeconfig(&server).file(dr_testdata, "someone's file");
+    let out = test.run_args(["record", "demo", "--dir", "cases"]).status(1);
+    let out = out.stderr_has(&format!("error: nothing was written: making the folder {dr_testdata}: "));
+    assert!(!test.path(&case).exists(), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(test.path(dr_testdata)).unwrap(), "someone's file");
 }

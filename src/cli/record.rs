@@ -73,10 +73,15 @@ fn write_tree(dir: &Path, header: &str, cases: &[Recorded]) -> Result<(), Error>
         )));
     }
     clashing_case(dir, cases)?;
+    // Every folder first: one that cannot be made (a file in its place) stops the run before
+    // any case is written.
     for case in cases {
         let testdata = dir.join(&case.testdata);
-        std::fs::create_dir_all(&testdata).map_err(|e| Error::Input(format!("writing {}: {e}", testdata.display())))?;
-        let file = testdata.join(&case.file_name);
+        std::fs::create_dir_all(&testdata)
+            .map_err(|e| Error::Input(format!("nothing was written: making the folder {}: {e}", testdata.display())))?;
+    }
+    for case in cases {
+        let file = dir.join(&case.testdata).join(&case.file_name);
         files::write_output(&file, &format!("{header}{}", case.text))?;
         if let Some(resolved) = &case.script {
             let script = dir.join(&case.script_path);
