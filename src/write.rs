@@ -429,6 +429,9 @@ pub struct Writer<'a> {
     /// The Rollout whose claim's release was out when a second signal stopped the run: it may
     /// have been released.
     releasing: Option<(String, String)>,
+    /// Whether the release left a claim (warned of above the report): a restore, the way back,
+    /// waits for it.
+    unreleased: bool,
     /// The backups of objects this run wrote nothing to whose removal was out when a second
     /// signal stopped the run: they may be left.
     unremoved: Vec<(ObjectKey, PathBuf)>,
@@ -483,6 +486,7 @@ impl<'a> Writer<'a> {
             claims: Vec::new(),
             claiming: None,
             releasing: None,
+            unreleased: false,
             unremoved: Vec::new(),
             saving: None,
             written: Vec::new(),
@@ -563,6 +567,7 @@ impl<'a> Writer<'a> {
     async fn release_claims(&mut self) -> Vec<String> {
         if !self.cluster.answering() {
             let left = std::mem::take(&mut self.claims);
+            self.unreleased = !left.is_empty();
             return left.iter().map(|claim| {
                 let (namespace, rollout) = claim.rollout();
                 format!(
@@ -596,6 +601,7 @@ impl<'a> Writer<'a> {
                 warnings.push(format!(
                     "warning: could not release the claim on Rollout {namespace}/{rollout} ({e}){expires}"
                 ));
+                self.unreleased = true;
             }
         }
         warnings
@@ -1502,7 +1508,10 @@ impl<'a> Writer<'a> {
         let mut lines: Vec<String> = keys.into_iter().map(|key| self.object_line(key, in_flight)).collect();
         lines.push(if lines.is_empty() { "  nothing was written" } else { "  nothing else was written" }.into());
         // A restore refuses while this run's claim is left: the way back waits for its release.
-        let once_released = if claims_left.is_empty() { "" } else { ", once the claim above is released" };
+        let once_released = match claims_left.is_empty() && !self.unreleased {
+            true => "",
+            false => ", once the claim above is released",
+        };
         lines.extend(claims_left);
         let fates = self.written.iter().map(|w| (&w.fate, self.backup_of(w.change.key())));
         lines.extend(way_back(fates, in_flight).map(|way| format!("{way}{once_released}")));

@@ -1922,7 +1922,8 @@ fn a_server_that_stops_answering_mid_approve_ends_the_run_within_bounds_with_an_
         .stderr_has("VirtualService shop/demo: may or may not be rolled back (")
         .stderr_has("); a later write of it may or may not be written (no whole reply came within 2s; it could not be read again; the server may still apply it) (its state before this run: ")
         // The server still does not answer: nor will `status` until it does.
-        .stderr_has("nothing else was written\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it\n  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands")
+        // The claim, left (the warning above the report), holds the restore up.
+        .stderr_has("nothing else was written\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it, once the claim above is released\n  once the API server answers again, `kubectl rollout-lua status` shows where each object now stands")
         .stderr_has("the claim on Rollout shop/demo was not released, as the API server did not answer the run's last requests; it expires within 120s, or `kubectl rollout-lua release-claim demo -n shop` releases it");
     assert_eq!(out.stderr.matches("nothing else was written").count(), 1, "one report: {}", out.stderr);
     assert_eq!(out.stderr.matches("VirtualService shop/demo: ").count(), 1, "one line for the object: {}", out.stderr);
