@@ -1528,7 +1528,10 @@ impl<'a> Writer<'a> {
     /// else what became of this run's writes of it.
     fn object_line(&self, key: &ObjectKey, in_flight: Option<&InFlight>) -> String {
         let out = in_flight.filter(|out| &out.key == key);
-        let written = self.written.iter().any(|w| w.change.key() == key && w.fate == Fate::Written);
+        // Written (kept with an earlier step's approval, or not yet rolled back) before the
+        // request out.
+        let written =
+            self.written.iter().any(|w| w.change.key() == key && matches!(w.fate, Fate::Written | Fate::Kept(_)));
         // An undo out, or the object's first write: the request says all that is known of it.
         if let Some(out) = out.filter(|out| out.undoing || !written) {
             return self.may_be_line(out);
@@ -1546,16 +1549,19 @@ impl<'a> Writer<'a> {
         let shown = of_key.rfind(|w| w.fate != Fate::RolledBack).unwrap_or(first);
         // Kept at an earlier step (approved), the object is as that step left it: its state
         // before this run is said. Else the backup the way back puts back: of this step's write.
-        let earlier = &self.written[..self.written_before_read];
-        let backup = match earlier.iter().any(|w| std::ptr::eq(w, shown)) {
-            true => earlier.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref()),
-            false => self.backup_of(key),
-        };
-        let backup = backup.map(|backup| (self.backup_holds(key, backup), backup));
-        let backup = state_before(backup, self.made(key), &self.overwritten_note(key));
         // A write of it after those, whose outcome is unknown (the run's last, or the one out):
         // one line says all that is known of the object.
         let later_out = out.or(unheard.as_ref());
+        // With a later write whose outcome is unknown, the way back goes to where the earlier
+        // step left it: that write's backup.
+        let earlier = &self.written[..self.written_before_read];
+        let backup = match (earlier.iter().any(|w| std::ptr::eq(w, shown)), later_out) {
+            (true, Some(later)) => later.backup.as_ref().or(self.backup_of(key)),
+            (true, None) => earlier.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref()),
+            (false, _) => self.backup_of(key),
+        };
+        let backup = backup.map(|backup| (self.backup_holds(key, backup), backup));
+        let backup = state_before(backup, self.made(key), &self.overwritten_note(key));
         let unheard = later_out.map(|u| format!("; a later write of it {}", u.may_be)).unwrap_or_default();
         // An earlier step's write kept with its approval, before a later one not rolled back:
         // both said, as the way back goes only to where that step left it.

@@ -780,6 +780,31 @@ fn a_renewal_a_busy_server_refuses_while_following_is_tried_again_while_the_clai
 }
 
 #[test]
+fn a_second_signal_during_a_later_steps_write_keeps_the_earlier_steps_line() {
+    // An interrupt sweep: `approve --until-step 2` stopped at once by a second signal while
+    // step 2's VirtualService write was out: the report said only what that write may have
+    // done, not that step 1, approved, was written and kept.
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"]);
+    child.wait_for_stdout("approved (step 1/3)");
+    let vs_updates = Requests::Matching(Rule::new(["update"]).resources(["virtualservices"]));
+    let held = server.pause(vs_updates, 1, Stage::BeforeStore);
+    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
+    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's VirtualService write is sent");
+    child.first_signal("INT");
+    child.signal("INT");
+    let out = child.finish().status(130).stderr_has("stopped at once by a second signal");
+    let line = out.stderr.lines().find(|l| l.starts_with("  VirtualService shop/demo: ")).expect(&out.stderr);
+    assert!(
+        line.starts_with("  VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3); a later write of it may or may not be written (its request was out) (its state before this step: "),
+        "{line}"
+    );
+    drop(held);
+}
+
+#[test]
 fn a_later_steps_write_left_not_rolled_back_has_the_way_back_to_the_earlier_step() {
     // A review's finding: the VirtualService was backed up at step 1 only; when step 2's
     // approval was refused and the undo of its write refused too, the report's way back put it
