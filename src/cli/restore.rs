@@ -1150,8 +1150,8 @@ fn placed(plan: &RoutingPlan, current: Option<Stage>) -> BTreeMap<ObjectKey, Pla
                         })
                         .unwrap_or(Placement::Unchecked)
                 }
-                // Contested: as one of the two routings writing it leaves it, nobody's edit.
                 Position::CanaryWithoutOriginal { canary } => Placement::CanaryWithoutOriginal { canary },
+                // Contested: as one of the two routings writing it leaves it, nobody's edit.
                 Position::Original | Position::Absent | Position::AtStep { .. } | Position::Contested { .. } => {
                     Placement::Placed
                 }
