@@ -846,7 +846,7 @@ fn approve_refuses_to_write_over_edits_made_after_the_routing_without_force_as_r
     // --yes` wrote over it, the diff its only word.
     let (server, test) = routed_then(|vs| vs["spec"]["http"][0]["timeout"] = json!("5s"));
     let edited = vs(&server);
-    let what = "VirtualService shop/demo: edited after it was routed (it stands at no step's plan); approving writes over the edit, as the diff above shows";
+    let what = "VirtualService shop/demo: edited during the release (it stands at no step's plan, nor at its original); approving writes over the edit, as the diff above shows";
     server.clear_log();
     test.run_args(["approve", "demo", "--dry-run=client"]).success().stderr_has(&format!("warning: {what}\n"));
     test.run_args(["approve", "demo", "--yes"]).status(3).stdout_has("-    timeout: 5s").stderr_has(&format!(
@@ -2496,6 +2496,24 @@ fn routed_then_edited_before_the_second_write(
     server.clear_log();
     someone_edits(&server, When::Before(3), DESTINATION_RULE, edit);
     (server, routed)
+}
+
+#[test]
+fn an_edit_between_the_stored_original_and_the_routing_is_called_an_edit_during_the_release() {
+    // An interrupt sweep: the re-run said "edited after it was routed" of an object never
+    // routed (its original stored, then edited, before the routing write).
+    let server = shop(2, "StepPaused").start();
+    someone_edits(&server, When::Before(3), VIRTUAL_SERVICE, |vs| vs["spec"]["http"][0]["timeout"] = json!("5s"));
+    let test = Test::new().kubeconfig(&server);
+    let first = test.run_args(["approve", "demo", "--yes"]).status(3);
+    let edited = vs(&server);
+    assert_eq!(edited["spec"]["http"][0]["timeout"], "5s", "{}", first.stderr);
+    server.clear_log();
+    let again = test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(
+        "VirtualService shop/demo: edited during the release (it stands at no step's plan, nor at its original); approving writes over the edit",
+    );
+    assert!(!again.stderr.contains("after it was routed"), "{}", again.stderr);
+    assert_eq!(writes(&server), Vec::<String>::new());
 }
 
 #[test]

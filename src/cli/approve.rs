@@ -674,7 +674,7 @@ impl Run<'_> {
             if !names.is_empty() {
                 let names = names.join(", ");
                 let what = format!(
-                    "{names}: edited after it was routed (it stands at no step's plan); approving writes over the edit, as the diff above shows"
+                    "{names}: edited during the release (it stands at no step's plan, nor at its original); approving writes over the edit, as the diff above shows"
                 );
                 match (writer.mode(), args.force) {
                     (Mode::Apply, false) => {
