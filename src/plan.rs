@@ -244,10 +244,11 @@ impl<'a> Planner<'a> {
             } else {
                 "is not known (not among the files, or not readable)"
             };
-            warnings.push(match self.objects.refused(&key) {
-                Some((failure, needed)) => {
+            warnings.push(match self.objects.unread(&key) {
+                Some((failure, Some(needed))) => {
                     model::refused_read(&format!("read its workload {key}"), &failure, assumed, needed)
                 }
+                Some((failure, None)) => format!("cannot read its workload {key} ({failure}): {assumed}"),
                 None => format!("its workload {} {} {unknown}, so {assumed}", w.kind, w.name),
             });
         }
@@ -1211,7 +1212,7 @@ mod tests {
             "{uncounted:?}"
         );
         let needed = Permission::new("get", "apps", "deployments", None, "shop").on("store");
-        objects.insert_refused(key, "forbidden (403 Forbidden)".into(), needed);
+        objects.insert_unread(key, "forbidden (403 Forbidden)".into(), Some(needed));
         let refused = warnings(&objects);
         assert!(refused.iter().any(|w| w.starts_with("cannot read its workload Deployment shop/store (forbidden (403 Forbidden)): the plan assumes only a step of 100%") && w.ends_with("; to allow that read, grant get deployments named store (API group apps) in namespace shop")), "{refused:?}");
         assert!(!refused.iter().any(|w| w.contains("not among the files")), "{refused:?}");

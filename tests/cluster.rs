@@ -2550,9 +2550,32 @@ fn a_workload_that_may_not_be_read_is_warned_of_as_refused_with_what_to_grant() 
     server.clear_log();
     test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(
         "error: nothing was written: Rollout shop/demo, step 2/3: whether the controller routes this partition step depends on the replica count of its workload Deployment shop/demo, which could not be read (deployments.apps \"demo\" is forbidden: ",
-    ).stderr_has("): see to that, or pass --force to write the step's routing all the same\n");
+    ).stderr_has("): grant get deployments named demo (API group apps) in namespace shop, or pass --force to write the step's routing all the same\n");
     assert_eq!(writes(&server), Vec::<String>::new());
     test.run_args(["approve", "demo", "--yes", "--force"]).success();
+}
+
+#[test]
+fn a_workload_whose_read_fails_is_warned_of_and_approve_refuses_without_force() {
+    // An RBAC trial: a workload read that failed otherwise than forbidden (a lost reply) was
+    // passed over without a word, and approve wrote the step's routing as if the count allowed
+    // it.
+    let server = shop(2, "StepPaused").start();
+    let workload_reads = || Requests::Matching(Rule::new(["get"]).resources(["deployments"]));
+    let test = Test::new().kubeconfig(&server);
+    server.reply_fault(workload_reads(), 1, Stage::AfterStore, ReplyFault::Lost);
+    test.run_args(["plan", "demo"])
+        .success()
+        .stdout_has("warning: cannot read its workload Deployment shop/demo (")
+        .stdout_has("): the plan assumes only a step of 100% (or more) of its replicas reaches them");
+    server.clear_log();
+    server.reply_fault(workload_reads(), 1, Stage::AfterStore, ReplyFault::Lost);
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("depends on the replica count of its workload Deployment shop/demo, which could not be read (")
+        .stderr_has("): try again, or pass --force to write the step's routing all the same\n");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "demo", "--yes"]).success();
 }
 
 #[test]
@@ -3075,7 +3098,7 @@ fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
     // Rollout odd, in a release, routes the VirtualService too: written all the same.
     test.run_args(["approve", "demo", "--traffic-only", "--yes", "--force"]).success();
     server.clear_log();
-    let refusal = "error: nothing was written: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); it may route VirtualService shop/demo, and the objects cannot be checked for edits against it: fix the Rollout, or pass --force";
+    let refusal = "error: nothing was written: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); it may route VirtualService shop/demo, and the objects cannot be checked for edits against it: fix that (in the Rollout, or a permission its reads need), or pass --force";
     test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"]).status(3).stderr_has(refusal);
     test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).status(3).stderr_has(refusal);
     assert_eq!(writes(&server), Vec::<String>::new());

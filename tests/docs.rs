@@ -763,8 +763,12 @@ fn each_command_runs_with_exactly_the_role_the_user_guide_documents_for_it() {
     run(&read, &["record", "reviews"]).success();
     let traffic = granting(&["rollout-lua-traffic"], user_guide_cluster);
     run(&traffic, &["approve", "reviews", "--traffic-only", "--yes"]).success();
+    // A partition release (ratings): whether its step is routed hangs on the workload's count,
+    // which these Roles let be read (an RBAC trial: without it, both refused).
+    run(&traffic, &["approve", "ratings", "--traffic-only", "--yes"]).success();
     let approve = granting(&["rollout-lua-approve"], user_guide_cluster);
     run(&approve, &["approve", "reviews", "--yes"]).success().stdout_has("rollout.rollouts.kruise.io/reviews approved");
+    run(&approve, &["approve", "ratings", "--yes"]).success().stdout_has("rollout.rollouts.kruise.io/ratings approved");
     run(&approve, &["release-claim", "reviews", "--yes"]).success().stdout_has("is not claimed");
     // restore, on what the approval left (the originals stored, a backup of each object).
     let approved: Vec<Value> = [("rollouts.kruise.io", "rollouts"), ("apps", "deployments")]

@@ -394,6 +394,31 @@ fn micro_time_from_now(seconds: i64) -> String {
 }
 
 #[test]
+fn status_warns_of_a_claim_it_may_not_read() {
+    // An RBAC trial: without `get leases`, status left the claim line out without a word, as
+    // if nobody held the Rollout.
+    let server =
+        shop(2, "StepPaused").object(lease(&now_micro())).deny(Rule::new(["get"]).resources(["leases"])).start();
+    let test = Test::new().kubeconfig(&server);
+    let out = test.run_args(["status", "demo"]).success().stdout_has(
+        "  warning: cannot read the claim on Rollout shop/demo (Lease shop/rollout-lua.demo) (leases.coordination.k8s.io \"rollout-lua.demo\" is forbidden: ",
+    ).stdout_has(
+        "): whether an approve or restore holds it is not shown; to allow that read, grant get leases named rollout-lua.demo (API group coordination.k8s.io) in namespace shop\n",
+    );
+    assert!(!out.stdout.contains("claimed by"), "{}", out.stdout);
+    let json = test.run_args(["status", "demo", "-o", "json"]).success().json();
+    assert!(json[0]["claim"].is_null(), "{json}");
+    assert!(
+        json[0]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("cannot read the claim")),
+        "{json}"
+    );
+}
+
+#[test]
 fn a_claimed_rollout_is_refused_shown_and_can_be_released() {
     let server = shop(2, "StepPaused").object(lease(&now_micro())).start();
     let test = Test::new().kubeconfig(&server);

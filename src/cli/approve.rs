@@ -115,13 +115,14 @@ fn refuse_unknown_workload(rollout: &Located<Rollout>, live: &Live, stage: Stage
     }
     // One that does not exist, or whose kind is not served, is left to the plan's warning:
     // there is no count to make readable.
-    let unknown = match (read, objects.refused(&key)) {
-        (Some(_), _) => "has no replica count the controller reads".to_string(),
-        (None, Some((failure, _))) => format!("could not be read ({failure})"),
+    let unknown = match (read, objects.unread(&key)) {
+        (Some(_), _) => "has no replica count the controller reads: see to that".to_string(),
+        (None, Some((failure, Some(needed)))) => format!("could not be read ({failure}): grant {needed}"),
+        (None, Some((failure, None))) => format!("could not be read ({failure}): try again"),
         (None, None) => return Ok(()),
     };
     Err(Error::Refused(format!(
-        "nothing was written: Rollout {}/{}, {}: whether the controller routes this partition step depends on the replica count of its workload {key}, which {unknown}: see to that, or pass --force to write the step's routing all the same",
+        "nothing was written: Rollout {}/{}, {}: whether the controller routes this partition step depends on the replica count of its workload {key}, which {unknown}, or pass --force to write the step's routing all the same",
         rollout.namespace,
         rollout.item.name,
         rollout.item.stage_label(stage)

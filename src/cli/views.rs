@@ -5,10 +5,11 @@ use super::StatusArgs;
 use super::claim::claim_of;
 use super::cluster::Session;
 use crate::error::Error;
-use crate::model::{ObjectKey, ObjectRef};
+use crate::model::{self, ObjectKey, ObjectRef};
 use crate::source::cluster::Cluster;
 use crate::source::live::{self, Selection, Workloads};
 use crate::status::{RolloutView, WorkloadView};
+use crate::write;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -130,13 +131,13 @@ async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> R
     };
     listed.retain(|name| last_of(name).is_none());
     // The claims are read by name (a LIST of Leases needs a permission a user may not have),
-    // together with the Rollouts' world; one that cannot be read only hides the claim.
+    // together with the Rollouts' world; one that cannot be read is a warning, not an error.
     let claimed: Vec<String> = match read.claims {
         true => listed.names().into_iter().map(str::to_string).collect(),
         false => Vec::new(),
     };
     let claims = futures::future::join_all(
-        claimed.iter().map(|name| async move { claim_of(cluster, &cluster.namespace, name).await.ok().flatten() }),
+        claimed.iter().map(|name| async move { claim_of(cluster, &cluster.namespace, name).await }),
     );
     let (loaded, claims) = futures::future::join(session.load_listed(listed, Workloads::All), claims).await;
     let (live, catalog, unloaded) = loaded?;
@@ -175,7 +176,10 @@ async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> R
     }
     for (name, claim) in claimed.iter().zip(claims) {
         if let Some(view) = views.iter_mut().find(|v| &v.name == name) {
-            view.claim = claim;
+            match claim {
+                Ok(claim) => view.claim = claim,
+                Err(e) => view.warnings.push(claim_unread(&cluster.namespace, name, &e)),
+            }
         }
     }
     // In the order they were read, each read again or as last read.
@@ -186,6 +190,22 @@ async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> R
             None => views.iter().position(|v| &v.name == name).map(|index| views.swap_remove(index)),
         })
         .collect())
+}
+
+/// The warning of a claim on Rollout `namespace/name` that could not be read (`error`): nobody
+/// is shown to hold it, which may not be so.
+fn claim_unread(namespace: &str, name: &str, error: &Error) -> String {
+    let lease = write::lease_key(namespace, name);
+    let doing = format!("read the claim on Rollout {namespace}/{name} (Lease {namespace}/{})", lease.name);
+    let left_out = "whether an approve or restore holds it is not shown";
+    match error {
+        Error::Api { failure, .. } if failure.code == Some(403) => {
+            let needed = write::lease_resource().permission("get", None, namespace).on(&lease.name);
+            model::refused_read(&doing, failure, left_out, &needed)
+        }
+        Error::Api { failure, .. } => format!("cannot {doing} ({failure}): {left_out}"),
+        other => format!("cannot {doing} ({other}): {left_out}"),
+    }
 }
 
 /// The workload's replicas, when it can be read (a missing permission only hides them).

@@ -68,8 +68,9 @@ pub struct ObjectIndex {
     /// Objects looked for in a cluster and not found. Among files nothing is known to be
     /// absent: an object may just not be in them.
     absent: BTreeSet<ObjectKey>,
-    /// Objects a cluster refused to let be read (403): the failure, and what would allow it.
-    refused: BTreeMap<ObjectKey, (String, Permission)>,
+    /// Objects a cluster could not be read: the failure, and, for a refusal (403), the
+    /// permission that would allow the read.
+    unread: BTreeMap<ObjectKey, (String, Option<Permission>)>,
 }
 
 impl ObjectIndex {
@@ -87,18 +88,18 @@ impl ObjectIndex {
         self.absent.insert(key);
     }
 
-    /// Notes that reading `key` was refused with `failure`, and the permission `needed` for it.
-    pub fn insert_refused(&mut self, key: ObjectKey, failure: String, needed: Permission) {
-        self.refused.insert(key, (failure, needed));
+    /// Notes that reading `key` failed with `failure`; refused, the permission `needed` for it.
+    pub fn insert_unread(&mut self, key: ObjectKey, failure: String, needed: Option<Permission>) {
+        self.unread.insert(key, (failure, needed));
     }
 
     pub fn get(&self, key: &ObjectKey) -> Option<&Arc<Value>> {
         self.objects.get(key)
     }
 
-    /// Why reading `key` was refused, and what would allow it, when it was.
-    pub fn refused(&self, key: &ObjectKey) -> Option<(&str, &Permission)> {
-        self.refused.get(key).map(|(failure, needed)| (failure.as_str(), needed))
+    /// Why reading `key` failed, and what would allow it when it was refused, when it failed.
+    pub fn unread(&self, key: &ObjectKey) -> Option<(&str, Option<&Permission>)> {
+        self.unread.get(key).map(|(failure, needed)| (failure.as_str(), needed.as_ref()))
     }
 
     /// Whether `key` is known not to exist (it was looked for in a cluster).

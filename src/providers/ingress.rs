@@ -552,7 +552,7 @@ fn run_script(
 /// when its read was refused (that is said where it was).
 fn stable_missing(objects: &ObjectIndex, namespace: &str, ingress: &str) -> Option<String> {
     let key = ObjectKey::new("networking.k8s.io", "Ingress", namespace, ingress);
-    let missing = match (objects.is_absent(&key), objects.refused(&key)) {
+    let missing = match (objects.is_absent(&key), objects.unread(&key)) {
         (true, _) => "does not exist",
         (false, None) => "is not among the files",
         (false, Some(_)) => return None,
@@ -1244,7 +1244,7 @@ mod tests {
         // A refused read is said where it was refused.
         let mut refused = ObjectIndex::default();
         let needed = crate::model::Permission::new("get", "networking.k8s.io", "ingresses", None, "shop");
-        refused.insert_refused(key, "forbidden".into(), needed);
+        refused.insert_unread(key, "forbidden".into(), Some(needed));
         assert_eq!(said(&refused), None);
     }
 

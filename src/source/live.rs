@@ -392,7 +392,7 @@ async fn read_routing(
         match workload {
             WorkloadRead::Found(object) => snapshot.objects.insert(namespace, object),
             WorkloadRead::Absent(key) => snapshot.objects.insert_absent(key),
-            WorkloadRead::Refused((key, failure, needed)) => snapshot.objects.insert_refused(key, failure, needed),
+            WorkloadRead::Unread((key, failure, needed)) => snapshot.objects.insert_unread(key, failure, needed),
         }
     }
     let mut resources = BTreeMap::new();
@@ -712,12 +712,15 @@ async fn read_workloads(cluster: &Cluster, rollouts: &[Located<Rollout>], worklo
         match cluster.get(&resource, namespace, &reference.name).await {
             Ok(Some(workload)) => Some(WorkloadRead::Found(workload)),
             Ok(None) => Some(WorkloadRead::Absent(key)),
-            Err(Error::Api { failure, .. }) if failure.code == Some(403) => Some(WorkloadRead::Refused((
+            Err(Error::Api { failure, .. }) if failure.code == Some(403) => Some(WorkloadRead::Unread((
                 key,
                 failure.to_string(),
-                resource.permission("get", None, namespace).on(&reference.name),
+                Some(resource.permission("get", None, namespace).on(&reference.name)),
             ))),
-            Err(_) => None,
+            // Not refused: a busy or silent server, said as the read failed (an approval that
+            // hangs on the count refuses without it).
+            Err(Error::Api { failure, .. }) => Some(WorkloadRead::Unread((key, failure.to_string(), None))),
+            Err(e) => Some(WorkloadRead::Unread((key, e.to_string(), None))),
         }
     });
     join_all(read).await.into_iter().flatten().collect()
@@ -728,12 +731,12 @@ enum WorkloadRead {
     Found(Value),
     /// Not found in the namespace.
     Absent(ObjectKey),
-    Refused(RefusedRead),
+    Unread(UnreadObject),
 }
 
-/// An object the API server refused to let be read: its key, the failure, and the permission
-/// that would allow the read.
-type RefusedRead = (ObjectKey, String, Permission);
+/// An object that could not be read: its key, the failure, and, when the API server refused
+/// the read, the permission that would allow it.
+type UnreadObject = (ObjectKey, String, Option<Permission>);
 
 /// Reads a TrafficRouting, then its objects (as `read_objects`).
 pub async fn read_traffic_routing(cluster: &Cluster, name: &str) -> Result<(Located<TrafficRoutingCr>, Found), Error> {
