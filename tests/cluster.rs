@@ -2579,6 +2579,26 @@ fn a_workload_whose_read_fails_is_warned_of_and_approve_refuses_without_force() 
 }
 
 #[test]
+fn status_warns_of_a_workload_it_may_not_read_where_its_count_decides_nothing() {
+    // An RBAC trial: with an extra canary workload (the count decides no step), a forbidden
+    // workload read only shortened the Replicas line, without a word.
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["enableExtraWorkloadForCanary"] = json!(true);
+    let server = serving(rollout).deny(Rule::new(["get"]).resources(["deployments"])).start();
+    let test = Test::new().kubeconfig(&server);
+    let out = test.run_args(["status", "demo"]).success();
+    let out = out.stdout_has("  warning: cannot read its workload Deployment shop/demo (deployments.apps \"demo\" is forbidden: ").stdout_has(
+        "): its replicas are not shown; to allow that read, grant get deployments named demo (API group apps) in namespace shop\n",
+    );
+    assert_eq!(out.stdout.matches("cannot read its workload").count(), 1, "{}", out.stdout);
+    // A partition release: the plan's warning, once.
+    let server = shop(2, "StepPaused").deny(Rule::new(["get"]).resources(["deployments"])).start();
+    let out = Test::new().kubeconfig(&server).args(["status", "demo"]).run().success();
+    assert_eq!(out.stdout.matches("cannot read its workload").count(), 1, "{}", out.stdout);
+    assert!(!out.stdout.contains("replicas are not shown"), "{}", out.stdout);
+}
+
+#[test]
 fn a_workload_not_in_the_cluster_is_warned_of_as_missing() {
     let server = shop(2, "StepPaused").start();
     server.delete_object("apps", "deployments", NAMESPACE, "demo");

@@ -159,7 +159,29 @@ async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> R
                 let object = live.snapshot.objects.get(&ObjectKey::of_ref(reference, &rollout.namespace))?;
                 Some(workload_view(reference, object))
             });
-            RolloutView::new(&rollout.item, &rollout.namespace, cr, plan.as_ref().map_err(Clone::clone), workload, now)
+            let unread = rollout.item.workload.as_ref().and_then(|reference| {
+                let key = ObjectKey::of_ref(reference, &rollout.namespace);
+                Some((live.snapshot.objects.unread(&key)?, key))
+            });
+            let mut view = RolloutView::new(
+                &rollout.item,
+                &rollout.namespace,
+                cr,
+                plan.as_ref().map_err(Clone::clone),
+                workload,
+                now,
+            );
+            // Said once: the plan warns of it where the count decides a step's routing.
+            if let Some(((failure, needed), key)) = unread
+                && !view.warnings.iter().any(|w| w.starts_with("cannot read its workload"))
+            {
+                let (doing, left_out) = (format!("read its workload {key}"), "its replicas are not shown");
+                view.warnings.push(match needed {
+                    Some(needed) => model::refused_read(&doing, &failure, left_out, needed),
+                    None => format!("cannot {doing} ({failure}): {left_out}"),
+                });
+            }
+            view
         })
         .collect();
     for unloaded in unloaded {
