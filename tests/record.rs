@@ -41,6 +41,30 @@ fn record_writes_a_case_per_gateway_object_with_every_step_planned() {
 }
 
 #[test]
+fn the_recorded_rollout_leaves_out_kubectl_applys_copy_of_it_and_its_objects_keep_theirs() {
+    // A commands trial: the recorded Rollout kept last-applied-configuration, its whole spec
+    // again, stale beside the case's own fields.
+    let mut rollout = rollout(2, "StepPaused");
+    let applied = serde_json::json!({"kubectl.kubernetes.io/last-applied-configuration": "{\"kind\":\"Rollout\"}"});
+    rollout["metadata"]["annotations"] = applied.clone();
+    let mut vs = virtual_service();
+    vs["metadata"]["annotations"] = applied;
+    let server = serving(rollout).object(vs).start();
+    let test = Test::new().kubeconfig(&server);
+    let out = test.run_args(["record", "demo"]).success();
+    let documents = rollout_lua::for_tests::parse_documents(&out.stdout, "record").unwrap();
+    let vs_case = &documents[0].value;
+    assert!(vs_case["rollout"]["metadata"].get("annotations").is_none(), "{}", out.stdout);
+    // The object's annotations are in the script's obj and the stored original: kept.
+    assert_eq!(
+        vs_case["original"]["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"],
+        "{\"kind\":\"Rollout\"}"
+    );
+    test.run_args(["record", "demo", "--dir", "cases"]).success();
+    test.run_args(["test", "cases"]).success().stdout_has("2 passed, 0 failed");
+}
+
+#[test]
 fn plan_notes_a_recorded_script_it_does_not_run() {
     let server = shop(2, "StepPaused").start();
     let vs = "networking.istio.io/VirtualService";

@@ -330,7 +330,7 @@ fn http_route_case(
     };
     let draft = format!(
         "{key}:\n{}original:\n{}",
-        indent(&yaml::to_string(&manifest(subject))),
+        indent(&yaml::to_string(&subject_manifest(subject))),
         indent(&yaml::to_string(&original))
     );
     let file_name = format!("{}-httproute-{name}.yaml", routing.owner.name);
@@ -382,7 +382,7 @@ fn case(
         }
         None => String::new(),
     };
-    let subject = manifest(subject);
+    let subject = subject_manifest(subject);
     let draft =
         format!("{key}:\n{}original:\n{}", indent(&yaml::to_string(&subject)), indent(&yaml::to_string(&original)));
     let file_name = format!("{}-{}-{}.yaml", owner.name, reference.kind.to_lowercase(), reference.name);
@@ -455,7 +455,7 @@ fn ingress_case(
 ) -> Result<Recorded, Error> {
     let draft = format!(
         "{key}:\n{}original:\n{}",
-        indent(&yaml::to_string(&manifest(subject))),
+        indent(&yaml::to_string(&subject_manifest(subject))),
         indent(&yaml::to_string(&manifest(stable)))
     );
     let builtin = matches!(script.source, ScriptSource::BuiltIn { .. });
@@ -488,6 +488,24 @@ fn ingress_case(
 
 /// An object as one would apply it: identity, labels, annotations, spec; no status or
 /// server-set metadata.
+/// The Rollout's or TrafficRouting's manifest, without kubectl apply's copy of it
+/// (`last-applied-configuration`): the case's own fields hold all of it that routing reads, and
+/// the copy, as large again, would only go stale beside them. (A gateway object keeps it: its
+/// annotations are in the script's obj and the stored original.)
+fn subject_manifest(subject: &Value) -> Value {
+    let mut out = manifest(subject);
+    if let Some(annotations) = out["metadata"].get_mut("annotations").and_then(Value::as_object_mut) {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty() {
+            out["metadata"].as_object_mut().expect("an object's metadata").remove("annotations");
+        }
+    }
+    out
+}
+
+/// What `kubectl apply` keeps of an object as it was applied.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
 fn manifest(object: &Value) -> Value {
     let mut out = skeleton(object);
     for field in ["labels", "annotations"] {
