@@ -199,6 +199,23 @@ fn a_recording_that_cannot_be_written_whole_keeps_the_file_it_would_replace() {
 }
 
 #[test]
+fn an_output_file_the_user_may_not_write_is_refused_as_the_shell_refuses_it() {
+    // A commands trial: the write by rename replaced a read-only file (a rename asks only the
+    // folder's permission), where `> FILE` fails.
+    use std::os::unix::fs::PermissionsExt;
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server).file("kept.yaml", "mine\n");
+    std::fs::set_permissions(test.path("kept.yaml"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    if std::fs::OpenOptions::new().write(true).open(test.path("kept.yaml")).is_ok() {
+        return crate::support::skip("file permissions are not enforced for this user (root)");
+    }
+    test.run_args(["record", "demo", "--output-file", "kept.yaml"])
+        .status(1)
+        .stderr_has("error: writing kept.yaml: Permission denied");
+    assert_eq!(std::fs::read_to_string(test.path("kept.yaml")).unwrap(), "mine\n");
+}
+
+#[test]
 fn a_recording_never_replaces_the_case_of_another_namespace() {
     let server = shop(2, "StepPaused").start();
     for mut object in [rollout(2, "StepPaused"), virtual_service(), destination_rule(), service("demo"), deployment(4)]

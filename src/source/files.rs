@@ -725,7 +725,13 @@ pub const ORDINARY: u32 = 0o666;
 pub fn write_output(path: &Path, text: &str) -> Result<(), Error> {
     let written = match fs::metadata(path) {
         Ok(found) if !found.is_file() => fs::write(path, text),
-        _ => write_whole(path, text.as_bytes(), Existing::Replace, ORDINARY),
+        // One the user may not write is refused, as the shell's `>` refuses it: a rename would
+        // replace it all the same (its folder's permission is what a rename asks).
+        Ok(_) => fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|_| write_whole(path, text.as_bytes(), Existing::Replace, ORDINARY)),
+        Err(_) => write_whole(path, text.as_bytes(), Existing::Replace, ORDINARY),
     };
     written.map_err(|e| Error::Input(format!("writing {}: {e}", path.display())))
 }
