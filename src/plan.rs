@@ -245,10 +245,9 @@ impl<'a> Planner<'a> {
                 "is not known (not among the files, or not readable)"
             };
             warnings.push(match self.objects.unread(&key) {
-                Some((failure, Some(needed))) => {
-                    model::refused_read(&format!("read its workload {key}"), &failure, assumed, needed)
+                Some((failure, needed)) => {
+                    model::unread_warning(&format!("read its workload {key}"), &failure, assumed, needed)
                 }
-                Some((failure, None)) => format!("cannot read its workload {key} ({failure}): {assumed}"),
                 None => format!("its workload {} {} {unknown}, so {assumed}", w.kind, w.name),
             });
         }

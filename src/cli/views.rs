@@ -175,11 +175,8 @@ async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> R
             if let Some(((failure, needed), key)) = unread
                 && !view.warnings.iter().any(|w| w.starts_with("cannot read its workload"))
             {
-                let (doing, left_out) = (format!("read its workload {key}"), "its replicas are not shown");
-                view.warnings.push(match needed {
-                    Some(needed) => model::refused_read(&doing, &failure, left_out, needed),
-                    None => format!("cannot {doing} ({failure}): {left_out}"),
-                });
+                let doing = format!("read its workload {key}");
+                view.warnings.push(model::unread_warning(&doing, &failure, "its replicas are not shown", needed));
             }
             view
         })
@@ -221,12 +218,11 @@ fn claim_unread(namespace: &str, name: &str, error: &Error) -> String {
     let doing = format!("read the claim on Rollout {namespace}/{name} (Lease {namespace}/{})", lease.name);
     let left_out = "whether an approve or restore holds it is not shown";
     match error {
-        Error::Api { failure, .. } if failure.code == Some(403) => {
+        Error::Api { failure, .. } => {
             let needed = write::lease_resource().permission("get", None, namespace).on(&lease.name);
-            model::refused_read(&doing, failure, left_out, &needed)
+            model::unread_warning(&doing, failure, left_out, Some(&needed).filter(|_| failure.code == Some(403)))
         }
-        Error::Api { failure, .. } => format!("cannot {doing} ({failure}): {left_out}"),
-        other => format!("cannot {doing} ({other}): {left_out}"),
+        other => model::unread_warning(&doing, other, left_out, None),
     }
 }
 

@@ -14,7 +14,7 @@ mod traffic_routing;
 
 pub use ending::Ending;
 pub use luadata::lua_data;
-pub use permission::{Permission, refused_read};
+pub use permission::{Permission, refused_read, unread_warning};
 pub use rollout::{
     ApprovalProgress, BLUE_GREEN_BLOCKED, INITIALIZING, Rollout, Stage, Step, StrategyKind, TRAFFIC_ROUTING_ANNOTATION,
     approval_progress, rollout_args, steps_named,

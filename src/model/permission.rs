@@ -41,6 +41,15 @@ pub fn refused_read(doing: &str, failure: &dyn fmt::Display, left_out: &str, nee
     format!("cannot {doing} ({failure}): {left_out}; to allow that read, grant {needed}")
 }
 
+/// The warning of a read that failed (`failure`): what could not be done, what is left out for
+/// it, and, when the API server refused it (a 403), the permission `needed` to allow it.
+pub fn unread_warning(doing: &str, failure: &dyn fmt::Display, left_out: &str, needed: Option<&Permission>) -> String {
+    match needed {
+        Some(needed) => refused_read(doing, failure, left_out, needed),
+        None => format!("cannot {doing} ({failure}): {left_out}"),
+    }
+}
+
 /// `patch rollouts/status (API group rollouts.kruise.io) in namespace demo`.
 impl fmt::Display for Permission {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -71,6 +80,20 @@ mod tests {
                 &needed
             ),
             "cannot read Deployment shop/web (forbidden (403 Forbidden)): its replicas are not known; to allow that read, grant get deployments named web (API group apps) in namespace shop"
+        );
+    }
+
+    #[test]
+    fn a_failed_read_says_what_is_left_out_and_what_to_grant_only_when_refused() {
+        let needed = Permission::new("get", "apps", "deployments", None, "shop").on("web");
+        let (doing, left_out) = ("read Deployment shop/web", "its replicas are not shown");
+        assert_eq!(
+            unread_warning(doing, &"forbidden (403 Forbidden)", left_out, Some(&needed)),
+            refused_read(doing, &"forbidden (403 Forbidden)", left_out, &needed)
+        );
+        assert_eq!(
+            unread_warning(doing, &"connection closed", left_out, None),
+            "cannot read Deployment shop/web (connection closed): its replicas are not shown"
         );
     }
 
