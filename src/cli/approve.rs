@@ -67,6 +67,26 @@ impl Targets {
     }
 }
 
+/// Whether `rollout`, expected paused at a later step of a sequence (`Targets::Only`), was
+/// approved there by someone else since the follow saw it paused (said on stderr): the
+/// release goes on, and so does the follow. (Not the first approval's: that one refuses.)
+fn approved_meanwhile(rollout: &Located<Rollout>, targets: &Targets, expect: Option<(usize, &str)>) -> bool {
+    let (Targets::Only(_), Some((step, _))) = (targets, expect) else { return false };
+    let field = rollout.item.kind.status_field();
+    if approval_progress(&rollout.raw["status"], field, step as i64) != ApprovalProgress::Approved {
+        return false;
+    }
+    crate::stderr::line(&format!(
+        "Rollout {}/{}: step {step}/{} was approved by someone else meanwhile (it is at {} {} now); following on",
+        rollout.namespace,
+        rollout.item.name,
+        rollout.item.steps.len(),
+        rollout.item.current_step_label(),
+        rollout.item.status.current_step_state.as_deref().unwrap_or("no step state"),
+    ));
+    true
+}
+
 /// Whether the run follows the Rollouts after the first approval.
 fn follows(args: &ApproveArgs) -> bool {
     args.until_step.is_some() || args.to_end
@@ -544,6 +564,8 @@ impl Run<'_> {
                     })
                     .collect();
                 match self.approve_step(writer, &Targets::Only(only), false).await? {
+                    // Approved by someone else meanwhile: waiting as before.
+                    Some(next) if next.is_empty() => {}
                     Some(next) => {
                         waiting = just_approved(&session.cluster.namespace, &next, &goal);
                         approved.extend(next);
@@ -571,7 +593,13 @@ impl Run<'_> {
             .rollouts
             .iter()
             .filter_map(|rollout| targets.expectation(rollout).map(|expect| (rollout, expect)))
+            .filter(|(rollout, expect)| !approved_meanwhile(rollout, targets, *expect))
             .collect();
+        // A later pause that someone else approved meanwhile leaves nothing to approve: the
+        // follow goes on (the sequence's own guards stand for the rest).
+        if targeted.is_empty() && matches!(targets, Targets::Only(_)) {
+            return Ok(Some(BTreeMap::new()));
+        }
         refuse_unclaimed(
             writer,
             targeted.iter().map(|(rollout, _)| (rollout.namespace.as_str(), rollout.item.name.as_str())),
@@ -1156,6 +1184,26 @@ mod tests {
             Err(Error::Refused(message)) => message,
             other => panic!("refused: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_later_pause_approved_by_someone_else_meanwhile_is_passed_over_not_refused() {
+        // A follow trial: someone else approved step 2 between the follow seeing it paused
+        // and the approval's read, and the sequence stopped with the first approval's refusal.
+        let later = Targets::Only(BTreeMap::from([("demo".to_string(), 2)]));
+        let expect = later.expectation(&rollout(false, status("Progressing", 2, "StepPaused", json!({})))).unwrap();
+        for (step, state) in [(2, "StepReady"), (3, "StepUpgrade"), (3, "StepPaused")] {
+            let approved = rollout(false, status("Progressing", step, state, json!({})));
+            assert!(approved_meanwhile(&approved, &later, expect), "step {step} {state}");
+        }
+        for (step, state) in [(2, "StepPaused"), (2, "StepMetricsAnalysis"), (1, "StepPaused")] {
+            let not = rollout(false, status("Progressing", step, state, json!({})));
+            assert!(!approved_meanwhile(&not, &later, expect), "step {step} {state}");
+        }
+        // The first approval's: refused as ever, by check_approvable.
+        let ready = rollout(false, status("Progressing", 2, "StepReady", json!({})));
+        let first = Targets::Selected(Some(2));
+        assert!(!approved_meanwhile(&ready, &first, first.expectation(&ready).unwrap()));
     }
 
     #[test]
