@@ -3,7 +3,7 @@
 
 use crate::support::cluster::*;
 use crate::support::{BINARY, Test, terminal_available};
-use fake_apiserver::AdmissionRequest;
+use fake_apiserver::{AdmissionRequest, Requests, Stage};
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -510,6 +510,48 @@ fn approve_to_the_end_follows_the_release_until_it_completes() {
     assert_eq!(rollout_status(&server)["phase"], "Healthy");
     let approvals = approved_in(&writes(&server)).len();
     assert_eq!(approvals, 2, "one approval per paused step: {:?}", writes(&server));
+}
+
+#[test]
+fn approve_until_a_step_passes_over_a_pause_someone_else_approved_meanwhile() {
+    // A follow trial: someone else approved step 2 between the follow seeing it paused and
+    // this run's approval, which then refused (exit 3) as a first approval would.
+    let server = shop(1, "StepPaused").start();
+    let other = server.clone_handle();
+    let status = |step: i64, state: &str| json!({"status": {"canaryStatus": {"currentStepIndex": step, "currentStepState": state}}});
+    let someone_else = thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let watching = |server: &FakeHandle| {
+            server.requests().iter().any(|r| {
+                r.path.ends_with("/rollouts") && r.query_params.iter().any(|(k, v)| k == "watch" && v != "false")
+            })
+        };
+        // Step 1 approved by the run, and its follow watching.
+        while !(rollout_status(&other)["canaryStatus"]["currentStepState"] == "StepReady" && watching(&other)) {
+            assert!(std::time::Instant::now() < deadline, "the run approves step 1 and follows");
+            thread::sleep(Duration::from_millis(20));
+        }
+        // The approval's read of step 2 (after the follow's own read of it) is held while
+        // someone else approves it.
+        let read = other.pause(Requests::Matching(Rule::new(["get"]).resources(["rollouts"])), 2, Stage::BeforeStore);
+        other.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status(2, "StepPaused"));
+        assert!(read.wait_until_held(Duration::from_secs(30)), "the run reads step 2 to approve it");
+        other.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status(2, "StepReady"));
+        read.release();
+        thread::sleep(Duration::from_millis(300));
+        other.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status(3, "StepPaused"));
+    });
+    let out = Test::new()
+        .kubeconfig(&server)
+        .args(["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"])
+        .run()
+        .success()
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
+        .stdout_has("past step 2: nothing more to approve up to it")
+        .stderr_has("Rollout shop/demo: step 2/3 was approved by someone else meanwhile (it is at step 2/3 StepReady now); following on");
+    someone_else.join().unwrap();
+    assert!(!out.stdout.contains("approved (step 2/3)"), "{}", out.stdout);
+    assert_eq!(approved_in(&writes(&server)), ["demo"], "step 1's approval only");
 }
 
 /// In a thread: once an approval leaves the Rollout `StepReady` (within 30 s), someone else
