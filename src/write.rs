@@ -1547,13 +1547,13 @@ impl<'a> Writer<'a> {
         let later_rolled_back = of_key.clone().any(|w| w.fate == Fate::RolledBack);
         let later = if later_rolled_back { "; a later write of it was rolled back" } else { "" };
         let shown = of_key.rfind(|w| w.fate != Fate::RolledBack).unwrap_or(first);
-        // Kept at an earlier step (approved), the object is as that step left it: its state
-        // before this run is said. Else the backup the way back puts back: of this step's write.
         // A write of it after those, whose outcome is unknown (the run's last, or the one out):
         // one line says all that is known of the object.
         let later_out = out.or(unheard.as_ref());
-        // With a later write whose outcome is unknown, the way back goes to where the earlier
-        // step left it: that write's backup.
+        // Kept at an earlier step (approved), the object is as that step left it: its state
+        // before this run is said, or, with a later write whose outcome is unknown, that write's
+        // backup (its state before this step), the way back to where the approved step left it.
+        // Else the backup the way back puts back: of this step's write.
         let earlier = &self.written[..self.written_before_read];
         let backup = match (earlier.iter().any(|w| std::ptr::eq(w, shown)), later_out) {
             (true, Some(later)) => later.backup.as_ref().or(self.backup_of(key)),

@@ -486,8 +486,6 @@ fn ingress_case(
     })
 }
 
-/// An object as one would apply it: identity, labels, annotations, spec; no status or
-/// server-set metadata.
 /// The Rollout's or TrafficRouting's manifest, without kubectl apply's copy of it
 /// (`last-applied-configuration`): the case's own fields hold all of it that routing reads, and
 /// the copy, as large again, would only go stale beside them. (A gateway object keeps it: its
@@ -506,6 +504,8 @@ fn subject_manifest(subject: &Value) -> Value {
 /// What `kubectl apply` keeps of an object as it was applied.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// An object as one would apply it: identity, labels, annotations, spec; no status or
+/// server-set metadata.
 fn manifest(object: &Value) -> Value {
     let mut out = skeleton(object);
     for field in ["labels", "annotations"] {
