@@ -76,13 +76,15 @@ fn approved_meanwhile(rollout: &Located<Rollout>, targets: &Targets, expect: Opt
     if approval_progress(&rollout.raw["status"], field, step as i64) != ApprovalProgress::Approved {
         return false;
     }
+    let now = match (rollout.item.current_stage(), rollout.item.status.current_step_state.as_deref()) {
+        (Some(_), Some(state)) => format!("it is at {} {state} now", rollout.item.current_step_label()),
+        _ => format!("its release is over: phase {}", rollout.item.status.phase.as_deref().unwrap_or("none")),
+    };
     crate::stderr::line(&format!(
-        "Rollout {}/{}: step {step}/{} was approved by someone else meanwhile (it is at {} {} now); following on",
+        "Rollout {}/{}: step {step}/{} was approved by someone else meanwhile ({now}); following on",
         rollout.namespace,
         rollout.item.name,
         rollout.item.steps.len(),
-        rollout.item.current_step_label(),
-        rollout.item.status.current_step_state.as_deref().unwrap_or("no step state"),
     ));
     true
 }
