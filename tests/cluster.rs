@@ -165,7 +165,7 @@ fn plan_of_a_rollout_not_in_a_release_previews_step_1_and_changes_nothing_now() 
 #[test]
 fn plan_server_dry_run_says_a_write_rbac_forbids_is_forbidden_not_rejected() {
     let server = shop(2, "StepPaused").deny(Rule::new(["update"]).resources(["virtualservices"])).start();
-    Test::new()
+    let out = Test::new()
         .kubeconfig(&server)
         .run_args(["plan", "demo", "--dry-run=server"])
         .status(1)
@@ -173,6 +173,17 @@ fn plan_server_dry_run_says_a_write_rbac_forbids_is_forbidden_not_rejected() {
         .stdout_has("(403 Forbidden)")
         .stdout_has("server dry-run accepted DestinationRule shop/demo (step 2/3)")
         .stderr_has("the API server did not accept a planned object");
+    assert!(!out.stderr.contains("more, each noted above"), "{}", out.stderr);
+    // Both refused (an RBAC trial: the error named the first only).
+    let server =
+        shop(2, "StepPaused").deny(Rule::new(["update"]).resources(["virtualservices", "destinationrules"])).start();
+    Test::new()
+        .kubeconfig(&server)
+        .run_args(["plan", "demo", "--dry-run=server"])
+        .status(1)
+        .stdout_has("server dry-run FORBIDDEN (you may not write it) DestinationRule shop/demo (step 2/3): ")
+        .stderr_has("error: the API server did not accept a planned object (VirtualService shop/demo (step 2/3): ")
+        .stderr_has("), and 1 more, each noted above\n");
 }
 
 #[test]

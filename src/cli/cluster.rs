@@ -289,7 +289,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let render_now = args.output.is_none() && args.dry_run.is_none() && !args.summary;
         let differ = super::diff::differ();
         let style = output::DiffStyle { differ: &differ, stored: super::stored_original(args.show_stored_original) };
-        let (mut plans, mut texts, mut errors, mut rejected) = (Vec::new(), Vec::new(), Vec::new(), None);
+        let (mut plans, mut texts, mut errors, mut rejected) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut changed = false;
         let mut configmap_warnings = BTreeSet::new();
         // A namespace at a time, in order: each has its own objects and scripts.
@@ -298,7 +298,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
             plans.extend(planned.plans);
             texts.extend(planned.texts);
             errors.extend(planned.errors);
-            rejected = rejected.or(planned.rejected);
+            rejected.extend(planned.rejected);
             changed |= planned.changes_pending;
         }
         let failed = match one_error(errors) {
@@ -323,8 +323,12 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         if let Some(failed) = failed {
             return Err(failed.into());
         }
-        if let Some(rejected) = rejected {
-            return Err(Error::Input(format!("the API server did not accept a planned object ({rejected})")).into());
+        if let Some(first) = rejected.first() {
+            let more = match rejected.len() - 1 {
+                0 => String::new(),
+                more => format!(", and {more} more, each noted above"),
+            };
+            return Err(Error::Input(format!("the API server did not accept a planned object ({first}){more}")).into());
         }
         Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
     })
@@ -351,8 +355,8 @@ struct NamespacePlans {
     texts: Vec<Option<String>>,
     /// The Rollouts that could not be loaded, planned or found: they do not hide the others.
     errors: Vec<Error>,
-    /// The first planned object a server dry run rejected.
-    rejected: Option<String>,
+    /// The planned objects a server dry run rejected, each with why.
+    rejected: Vec<String>,
     /// Whether a plan of a Rollout in a release changes something (`--detailed-exitcode`).
     changes_pending: bool,
 }
@@ -416,19 +420,19 @@ async fn plan_namespace(
     }
     let rejected = match args.dry_run {
         Some(_) => server_dry_run_report(&session.cluster, &live, &mut plans).await?,
-        None => None,
+        None => Vec::new(),
     };
     Ok(NamespacePlans { plans, texts, errors, rejected, changes_pending })
 }
 
 /// Sends every changed planned object with dryRun=All and notes each verdict on its plan;
-/// returns the first rejection.
+/// returns the rejections.
 async fn server_dry_run_report(
     cluster: &Cluster,
     live: &Live,
     plans: &mut [RoutingPlan],
-) -> Result<Option<String>, Error> {
-    let mut first_rejection = None;
+) -> Result<Vec<String>, Error> {
+    let mut rejections = Vec::new();
     for plan in plans.iter_mut() {
         let mut verdicts = Vec::new();
         for (stage, object) in
@@ -449,7 +453,7 @@ async fn server_dry_run_report(
             verdicts.push(match verdict {
                 Ok(()) => format!("server dry-run accepted {what}"),
                 Err(write::DryRunRefusal { forbidden, message }) => {
-                    first_rejection.get_or_insert_with(|| format!("{what}: {message}"));
+                    rejections.push(format!("{what}: {message}"));
                     // RBAC's refusal is no admission's: a Role, not the object, is what to change.
                     let verdict = if forbidden { "FORBIDDEN (you may not write it)" } else { "REJECTED" };
                     format!("server dry-run {verdict} {what}: {message}")
@@ -458,7 +462,7 @@ async fn server_dry_run_report(
         }
         plan.notes.extend(verdicts);
     }
-    Ok(first_rejection)
+    Ok(rejections)
 }
 
 /// Refuses unless the user has `permissions`, and notes the `update` on owners' `finalizers`
