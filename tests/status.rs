@@ -169,6 +169,35 @@ fn in_two_namespaces() -> FakeHandle {
 }
 
 #[test]
+fn a_script_for_a_kind_only_one_namespace_has_is_taken_with_a() {
+    // A multi-Rollout trial: -A checked --script against each namespace on its own, and refused
+    // a DestinationRule script that only shop's Rollouts use.
+    let mut vs_only = in_other(rollout(3, "StepPaused"));
+    let refs = &mut vs_only["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"];
+    refs.as_array_mut().unwrap().retain(|r| r["kind"] == "VirtualService");
+    let server = shop(2, "StepPaused")
+        .object(vs_only)
+        .object(in_other(virtual_service()))
+        .object(in_other(deployment(4)))
+        .start();
+    let dr = "lua_configuration/networking.istio.io/DestinationRule/trafficRouting.lua";
+    let test =
+        Test::new().kubeconfig(&server).file("dr.lua", &std::fs::read_to_string(crate::support::repo(dr)).unwrap());
+    let script = ["--script", "DestinationRule.networking.istio.io=dr.lua"];
+    test.run_args([&["plan", "-A", "--summary"][..], &script].concat()).success().stdout_has("Rollout other/demo");
+    test.run_args([&["status", "-A"][..], &script].concat()).success().stdout_has("other");
+    test.run_args([&["status", "-A", "-w", "--timeout", "1s"][..], &script].concat()).status(1);
+    // A kind no namespace has is still refused.
+    test.run_args(["plan", "-A", "--script", "Gateway.networking.istio.io=dr.lua"])
+        .status(1)
+        .stderr_has("error: --script Gateway.networking.istio.io: no object in the plan is a Gateway of networking.istio.io, so the script would not run. The keys this plan uses: DestinationRule.networking.istio.io, VirtualService.networking.istio.io.");
+    // In one namespace, against that namespace's.
+    test.run_args([&["plan", "--all", "-n", "other"][..], &script].concat())
+        .status(1)
+        .stderr_has("no object in the plan is a DestinationRule of networking.istio.io");
+}
+
+#[test]
 fn status_without_names_lists_the_namespace_and_with_a_the_cluster() {
     let server = in_two_namespaces();
     let test = Test::new().kubeconfig(&server);

@@ -11,7 +11,7 @@ use crate::model::{
 };
 use crate::output;
 use crate::plan::{self, Planner, RoutingPlan};
-use crate::scripts::{self, ConfigMapNeed, ConfigMapPlace, ScriptCatalog};
+use crate::scripts::{self, ConfigMapNeed, ConfigMapPlace, ScriptCatalog, ScriptKey};
 use crate::snapshot::Located;
 use crate::source::cluster::{Cluster, Resource};
 use crate::source::files;
@@ -39,6 +39,11 @@ pub(super) struct Session {
     /// The warnings of the loads said so far, by all the sessions of the run: following reads
     /// again at every change (or every 2s), and says each warning once.
     said: Arc<Mutex<BTreeSet<String>>>,
+    /// For a pass over several namespaces (`-A`), the script keys the objects of all of them
+    /// use, as each is loaded: `--script` and `--lua-dir` are checked against all of them once
+    /// the pass is done (`check_scripts_used`), as a key one namespace has no object for may be
+    /// another's. None: checked at each load.
+    scripts_used: Option<Arc<Mutex<BTreeSet<ScriptKey>>>>,
 }
 
 impl Session {
@@ -57,6 +62,7 @@ impl Session {
             configmap: None,
             limits: scripts.lua.limits(),
             said: Arc::default(),
+            scripts_used: None,
         })
     }
 
@@ -64,6 +70,8 @@ impl Session {
     /// ConfigMap, one object, is read at most once for all of them.
     pub(super) fn in_namespaces<'a>(&self, namespaces: impl IntoIterator<Item = &'a str>) -> Vec<Session> {
         let configmap = ConfigMapRead::new(&self.controller_namespace);
+        let namespaces: Vec<&str> = namespaces.into_iter().collect();
+        let scripts_used = (namespaces.len() > 1).then(Arc::default);
         let in_namespace = |namespace: &str| {
             let mut cluster = self.cluster.clone();
             cluster.namespace = namespace.to_string();
@@ -74,6 +82,7 @@ impl Session {
                 configmap: Some(configmap.clone()),
                 limits: self.limits,
                 said: Arc::clone(&self.said),
+                scripts_used: scripts_used.clone(),
             }
         };
         namespaces.into_iter().map(in_namespace).collect()
@@ -163,8 +172,10 @@ impl Session {
     /// to the catalog.
     fn loaded(&self, live: Live) -> Result<(Live, ScriptCatalog), Error> {
         let used = live.snapshot.script_keys();
-        scripts::check_overrides(&self.catalog.overrides, &used).map_err(Error::Input)?;
-        scripts::check_lua_dir(&self.catalog.lua_dir, &self.catalog.overrides, &used).map_err(Error::Input)?;
+        match &self.scripts_used {
+            Some(pass) => pass.lock().expect("not poisoned").extend(used),
+            None => check_scripts(&self.catalog, &used)?,
+        }
         let mut said = self.said.lock().expect("not poisoned");
         for warning in live.warnings.iter().filter(|warning| said.insert(warning.to_string())) {
             warn(&format!("warning: {warning}"));
@@ -172,6 +183,17 @@ impl Session {
         drop(said);
         let catalog = ScriptCatalog { configmap: live.snapshot.configmap.clone(), ..self.catalog.clone() };
         Ok((live, catalog))
+    }
+
+    /// Checks `--script` and `--lua-dir` against the script keys a pass over several namespaces
+    /// (`sessions`, made by `in_namespaces`) used, once it has loaded all of them.
+    pub(super) fn check_scripts_used(sessions: &[Session]) -> Result<(), Error> {
+        match sessions.first() {
+            Some(Session { catalog, scripts_used: Some(pass), .. }) => {
+                check_scripts(catalog, &pass.lock().expect("not poisoned"))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Plans `stages` of one Rollout against `objects`.
@@ -301,6 +323,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
             rejected.extend(planned.rejected);
             changed |= planned.changes_pending;
         }
+        Session::check_scripts_used(&sessions)?;
         let failed = match one_error(errors) {
             Some(error) if plans.is_empty() => return Err(error.into()),
             other => other,
@@ -332,6 +355,13 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
         }
         Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
     })
+}
+
+/// Refuses a `--script` or `--lua-dir` script for a kind or class no object of `used` has:
+/// it would not run (a typo, most likely).
+fn check_scripts(catalog: &ScriptCatalog, used: &BTreeSet<ScriptKey>) -> Result<(), Error> {
+    scripts::check_overrides(&catalog.overrides, used).map_err(Error::Input)?;
+    scripts::check_lua_dir(&catalog.lua_dir, &catalog.overrides, used).map_err(Error::Input)
 }
 
 /// The Rollouts `plan` plans: those named or selected, `--all` of the namespace, or `-A` those

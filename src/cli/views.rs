@@ -85,6 +85,10 @@ pub(super) async fn views(session: &Session, scope: &Scope, read: Read<'_>) -> R
         }
     }))
     .await?;
+    // Once, on the pass that read every namespace.
+    if read.since.is_none() {
+        Session::check_scripts_used(&sessions)?;
+    }
     Ok(views.concat())
 }
 
