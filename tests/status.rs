@@ -436,6 +436,25 @@ fn rollouts_read_at_once_share_one_discovery_of_their_workloads_group() {
     assert_eq!(asked, ["/apis/apps/v1"]);
 }
 
+#[test]
+fn each_claim_of_a_run_names_the_whole_command() {
+    // A multi-Rollout trial: `approve solo demo` claimed demo as `approve demo`, which is not
+    // the command anyone ran (a refusal and status name it).
+    let server = demo_and_solo(2, "StepPaused", rollout(1, "StepPaused")).start();
+    let test = Test::new().kubeconfig(&server);
+    let claimed = |server: &FakeHandle| -> Vec<String> {
+        let leases = server.writes().into_iter().filter(|w| w.method == "POST" && w.path.ends_with("/leases"));
+        leases.map(|w| w.body["metadata"]["annotations"]["kubectl-rollout-lua/command"].to_string()).collect()
+    };
+    test.run_args(["approve", "solo", "demo", "--yes"]).success();
+    assert_eq!(claimed(&server), ["\"approve solo demo\"", "\"approve solo demo\""]);
+    let server = demo_and_solo(2, "StepPaused", rollout(1, "StepPaused")).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["restore", "-l", "app=demo", "--yes"]).success();
+    let restore = claimed(&server);
+    assert!(!restore.is_empty() && restore.iter().all(|c| c == "\"restore -l app=demo\""), "{restore:?}");
+}
+
 /// The GETs of the objects of `plural` named `name`, by path.
 fn gets(server: &FakeHandle, plural: &str, name: &str) -> usize {
     let path = format!("/{plural}/{name}");

@@ -838,7 +838,13 @@ pub(super) async fn claim_rollouts(
             found.found.iter().map(|r| r.item.name.clone()).collect()
         }
     };
-    match claim_names(session, names, writer, |name| format!("{command} {name}")).await {
+    // Each claim names the whole command, as run: who is told of it learns what holds it.
+    let whole = match selection {
+        Selection::Names(arguments) => format!("{command} {}", arguments.join(" ")),
+        Selection::Selector(selector) => format!("{command} -l {selector}"),
+        Selection::All => format!("{command} --all"),
+    };
+    match claim_names(session, names, writer, |_| whole.clone()).await {
         // A claim refused (no Role for Leases, another run's Lease) on a name no Rollout has:
         // the name is what is wrong.
         Err(refused @ (Error::Refused(_) | Error::Api { .. })) if matches!(selection, Selection::Names(_)) => {
