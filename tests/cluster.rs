@@ -1900,6 +1900,21 @@ fn shared_traffic_routing(holders: &[&str]) -> fake_apiserver::Builder {
 }
 
 #[test]
+fn approving_two_holders_of_one_traffic_routing_at_once_is_refused_naming_it() {
+    // A multi-Rollout trial: the refusal said the second would write over the first's routing,
+    // where both write the TrafficRouting's, the same.
+    let server = shared_traffic_routing(&["a", "b"]).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["restore", "a", "b", "--yes"]).success();
+    server.clear_log();
+    test.run_args(["approve", "a", "b", "--yes"]).status(3).stderr_has(
+        "error: nothing was written: Rollouts a and b both hold TrafficRouting shop/tr, which routes VirtualService shop/demo for either: approve each in a run of its own\n",
+    );
+    assert_eq!(writes(&server), Vec::<String>::new());
+    test.run_args(["approve", "a", "--yes"]).success();
+}
+
+#[test]
 fn restore_leaves_a_traffic_routing_another_rollout_still_holds() {
     let server = shared_traffic_routing(&["a", "b"]).start();
     let routed = object(&server, "virtualservices", "demo");

@@ -358,12 +358,16 @@ fn refuse_shared_writes<'a>(planned: impl IntoIterator<Item = (&'a str, &'a Obje
         _ => None,
     });
     let Some((key, (first, own), (second, theirs))) = shared else { return Ok(()) };
-    Err(Error::Refused(match first == second {
-        true => format!(
+    Err(Error::Refused(match (first == second, own == theirs) {
+        (true, _) => format!(
             "nothing was written: {key} is routed both by {own} (its own trafficRoutings) and by {theirs} (the TrafficRouting it names), which the controller reconciles independently: each would rewrite it to its own routing on every pass, and the step would never be done routing: route it through one of them only"
         ),
-        false => format!(
-            "nothing was written: Rollouts {first} and {second} both plan writes to {key}; in one run the second would write over the first's routing: approve each in a run of its own"
+        // One TrafficRouting both hold: its routing, the same for either, is no one's to overwrite.
+        (false, true) => format!(
+            "nothing was written: Rollouts {first} and {second} both hold {own}, which routes {key} for either: approve each in a run of its own"
+        ),
+        (false, false) => format!(
+            "nothing was written: Rollouts {first} and {second} both plan writes to {key}; in one run the second would write over the first's routing: approve each in a run of its own (each then refuses while the other's release routes it, unless --force: two releases routing one object overwrite each other's routing)"
         ),
     }))
 }
@@ -1424,7 +1428,7 @@ mod tests {
         assert_eq!(
             refusal(&[("demo", &demo_plan), ("other", &other_plan)]).as_deref(),
             Some(
-                "nothing was written: Rollouts demo and other both plan writes to HTTPRoute shop/demo; in one run the second would write over the first's routing: approve each in a run of its own"
+                "nothing was written: Rollouts demo and other both plan writes to HTTPRoute shop/demo; in one run the second would write over the first's routing: approve each in a run of its own (each then refuses while the other's release routes it, unless --force: two releases routing one object overwrite each other's routing)"
             )
         );
         // Both already as planned: nothing is written over.
