@@ -1241,6 +1241,12 @@ fn two_selected_rollouts_that_write_one_object_are_refused_before_any_write() {
     assert_eq!(writes(&server), Vec::<String>::new());
     assert!(!approved_with_its_routing(&server));
     assert!(claims(&server).is_empty());
+    // status warns of it, as plan does (a multi-Rollout trial: the object was only "drifted"
+    // for one of them, without a word).
+    test.run_args(["status"])
+        .success()
+        .stdout_has("  warning: VirtualService shop/demo is also routed by Rollout shop/demo2: the controller reconciles each on its own")
+        .stdout_has("  warning: VirtualService shop/demo is also routed by Rollout shop/demo: the controller reconciles each on its own");
 }
 
 #[test]

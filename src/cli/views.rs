@@ -151,6 +151,9 @@ async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> R
     // A timed pause's time left is counted from a time the controller wrote on the API
     // server's clock: on this host's, off by minutes, a running pause would be called over.
     let now = cluster.server_now();
+    // An object another Rollout read here routes too: warned of, as plan warns (its place for
+    // one of them is the other's routing, drifted).
+    let shared = live.snapshot.shared_objects();
     let mut views: Vec<RolloutView> = live
         .snapshot
         .rollouts
@@ -174,6 +177,9 @@ async fn views_in(session: &Session, selection: &Selection, read: Read<'_>) -> R
                 plan.as_ref().map_err(Clone::clone),
                 workload,
                 now,
+            );
+            view.warnings.extend(
+                shared.get(&(rollout.namespace.as_str(), rollout.item.name.as_str())).into_iter().flatten().cloned(),
             );
             // Said once: the plan warns of it where the count decides a step's routing.
             if let Some(((failure, needed), key)) = unread
