@@ -690,7 +690,7 @@ fn durations_and_sizes_are_bounded_and_read_as_kubectl_reads_them() {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     test.run_args(["status", "demo", "-w", "--timeout", "99999999999999999999h"]).status(1).stderr_has(
-        "invalid duration \"99999999999999999999h\": too long (at most 2562047h, about 292 years, as in Go)",
+        "invalid duration \"99999999999999999999h\": too long (at most 2562047h47m16.854775807s, about 292 years, as in Go)",
     );
     test.run_args(["plan", "demo", "--lua-memory", "17179869184Gi"])
         .status(1)

@@ -102,7 +102,7 @@ pub fn parse_request_timeout(text: &str) -> Result<RequestTimeout, String> {
 }
 
 fn too_long(text: &str) -> String {
-    format!("invalid duration {text:?}: too long (at most 2562047h, about 292 years, as in Go)")
+    format!("invalid duration {text:?}: too long (at most 2562047h47m16.854775807s, about 292 years, as in Go)")
 }
 
 fn split_digits(text: &str) -> (&str, &str) {
