@@ -1023,13 +1023,7 @@ fn a_signal_during_a_write_that_then_fails_still_ends_the_run_as_interrupted() {
     let server = shop(2, "StepPaused").start();
     let pause = server.pause(Requests::Writes, 3, Stage::BeforeStore);
     server.reply_fault(Requests::Writes, 3, Stage::BeforeStore, ReplyFault::Lost);
-    let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(pause.wait_until_held(Duration::from_secs(30)), "write 3 reached");
-    child.first_signal("TERM");
-    pause.release();
-    child
-        .finish()
+    signalled_while_held(&Test::new().kubeconfig(&server), &["approve", "demo", "--yes"], &pause, "TERM")
         .status(143)
         .stderr_has("error: interrupted (SIGTERM): updating VirtualService shop/demo at http://")
         .stderr_has("  VirtualService shop/demo: rolled back\n  nothing else was written");
@@ -1084,6 +1078,15 @@ fn restore_signalled_after_each_write_rolls_back_or_finishes() {
     }
 }
 
+/// The run of `args`, given `signal` once `held` holds its request, which is then let go.
+fn signalled_while_held(test: &Test, args: &[&str], held: &Pause, signal: &str) -> Output {
+    let child = test.spawn(args);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the request is held");
+    child.first_signal(signal);
+    held.release();
+    child.finish_within(Duration::from_secs(60))
+}
+
 /// `approve demo --yes`, stopped by two SIGINTs once `held` holds its request, and how long
 /// it took to stop after them.
 fn approve_interrupted_twice(test: &Test, held: &Pause) -> (Output, Duration) {
@@ -1103,11 +1106,7 @@ fn a_refusal_after_a_signal_ends_the_run_as_interrupted() {
     let server = shop(2, "StepPaused").start();
     let read = server.pause(Requests::Matching(Rule::new(["get"]).resources(["rollouts"])), 1, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes", "--expect-step", "1"]);
-    assert!(read.wait_until_held(Duration::from_secs(30)), "the Rollout is read");
-    child.first_signal("HUP");
-    read.release();
-    child.finish().status(129).stderr_has(
+    signalled_while_held(&test, &["approve", "demo", "--yes", "--expect-step", "1"], &read, "HUP").status(129).stderr_has(
         "interrupted (SIGHUP): rollouts.rollouts.kruise.io \"demo\" is at step 2/3, not at step 1 (--expect-step)\n  nothing was written",
     );
     assert_eq!(writes(&server), Vec::<String>::new());
@@ -1209,12 +1208,7 @@ fn a_signal_during_the_rollback_of_a_failure_lets_it_finish_and_keeps_the_failur
     let undo =
         server.pause(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 3, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(undo.wait_until_held(Duration::from_secs(30)), "the undo is sent");
-    child.first_signal("TERM");
-    undo.release();
-    let out = child
-        .finish()
+    let out = signalled_while_held(&test, &["approve", "demo", "--yes"], &undo, "TERM")
         .status(1)
         .stderr_has("SIGTERM received: no new write of the plan starts")
         .stderr_has("  VirtualService shop/demo: rolled back");
@@ -2670,13 +2664,7 @@ fn release_claim_stopped_during_its_last_delete_exits_as_stopped() {
     let server =
         shop(2, "StepPaused").object(claim_of("demo", "alice@laptop (pid 42)", "2026-01-01T00:00:00.000000Z")).start();
     let delete = server.pause(Requests::Matching(Rule::new(["delete"]).resources(["leases"])), 1, Stage::BeforeStore);
-    let test = Test::new().kubeconfig(&server);
-    let running = test.spawn(&["release-claim", "demo", "--yes"]);
-    assert!(delete.wait_until_held(Duration::from_secs(30)), "the delete is held");
-    running.first_signal("INT");
-    delete.release();
-    running
-        .finish_within(Duration::from_secs(30))
+    signalled_while_held(&Test::new().kubeconfig(&server), &["release-claim", "demo", "--yes"], &delete, "INT")
         .status(130)
         .stdout_has("released the claim on Rollout shop/demo\n")
         .stderr_has("error: interrupted (SIGINT): the delete in flight was finished, the last of them: no claim shown was left\n");
