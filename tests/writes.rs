@@ -112,7 +112,7 @@ fn a_routing_write_that_lands_after_its_rollback_fails_its_precondition() {
     // The VirtualService's routing (its second write) is answered 504 and applied late: the run
     // reads it unapplied, stops, and rolls back the original it stored; the late write was
     // sent at the version that rollback replaced.
-    let late = server.late_write(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 2);
+    let late = server.late_write(vs_updates(), 2);
     let out = approve_demo(&server).status(1);
     let out = out
         .stderr_has("updating VirtualService shop/demo")
@@ -777,6 +777,20 @@ fn a_claim_taken_over_or_released_while_following_stops_the_run_and_one_left_alo
     assert!(claims(&kept).is_empty(), "and released at the end");
 }
 
+/// `approve demo --until-step 2 --yes` (of a Rollout paused at step 1), once it has approved
+/// step 1 and follows the Rollout.
+fn approved_step_1_until_step_2(test: &Test) -> crate::support::Running {
+    let child = test.spawn(&["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"]);
+    child.wait_for_stdout("approved (step 1/3)");
+    child
+}
+
+/// The stand-in controller's move of Rollout demo to step 2's pause.
+fn paused_at_step_2(server: &FakeHandle) {
+    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
+    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+}
+
 #[test]
 fn a_renewal_a_busy_server_refuses_while_following_is_tried_again_while_the_claim_lasts() {
     // A regression (audit s29 safety3 #2): one 503 on the claim's renewal while following ended
@@ -786,11 +800,9 @@ fn a_renewal_a_busy_server_refuses_while_following_is_tried_again_while_the_clai
     let renewals = Requests::Matching(Rule::new(["update"]).resources(["leases"]));
     server.storm(renewals, Some(1), 503, None);
     let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"]);
-    child.wait_for_stdout("approved (step 1/3)");
+    let child = approved_step_1_until_step_2(&test);
     std::thread::sleep(Duration::from_secs(21));
-    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
-    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+    paused_at_step_2(&server);
     let out = child
         .finish()
         .success()
@@ -811,12 +823,9 @@ fn a_second_signal_during_a_later_steps_write_keeps_the_earlier_steps_line() {
     // done, not that step 1, approved, was written and kept.
     let server = shop(1, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"]);
-    child.wait_for_stdout("approved (step 1/3)");
-    let vs_updates = Requests::Matching(Rule::new(["update"]).resources(["virtualservices"]));
-    let held = server.pause(vs_updates, 1, Stage::BeforeStore);
-    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
-    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+    let child = approved_step_1_until_step_2(&test);
+    let held = server.pause(vs_updates(), 1, Stage::BeforeStore);
+    paused_at_step_2(&server);
     assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's VirtualService write is sent");
     child.first_signal("INT");
     child.signal("INT");
@@ -837,17 +846,14 @@ fn a_later_steps_write_left_not_rolled_back_has_the_way_back_to_the_earlier_step
     let server = shop(1, "StepPaused").start();
     let before_run = vs(&server);
     let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--until-step", "2", "--yes", "--timeout", "60s"]);
-    child.wait_for_stdout("approved (step 1/3)");
+    let child = approved_step_1_until_step_2(&test);
     let at_step_1 = vs(&server);
     let approvals = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
     let held = server.pause(approvals(), 1, Stage::BeforeStore);
     server.storm(approvals(), Some(1), 403, None);
-    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
-    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+    paused_at_step_2(&server);
     assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's approval is sent");
-    let updates = Requests::Matching(Rule::new(["update"]).resources(["virtualservices"]));
-    server.storm(updates, Some(1), 422, None);
+    server.storm(vs_updates(), Some(1), 422, None);
     held.release();
     let out = child.finish().status(1);
     let kept = "  VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3); a later write of it: could NOT roll back: ";
@@ -1205,8 +1211,7 @@ fn a_signal_during_the_rollback_of_a_failure_lets_it_finish_and_keeps_the_failur
     // ends as the failure it was, exit 1, as the user guide says.
     let server = shop(2, "StepPaused").start();
     server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), Some(1), 422, None);
-    let undo =
-        server.pause(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 3, Stage::BeforeStore);
+    let undo = server.pause(vs_updates(), 3, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
     let out = signalled_while_held(&test, &["approve", "demo", "--yes"], &undo, "TERM")
         .status(1)
@@ -1376,7 +1381,7 @@ fn a_second_sigint_while_removing_an_unused_backup_stops_at_once_and_says_the_cl
     // written to it, so the run removes the backup, and both signals come during that removal
     // (strace attached while the write is held: after the save). A regression as for the save.
     let server = shop(2, "StepPaused").start();
-    let update = Requests::Matching(Rule::new(["update"]).resources(["virtualservices"]));
+    let update = vs_updates();
     let refused = server.pause(update.clone(), 1, Stage::BeforeStore);
     server.storm(update, Some(1), 422, None);
     let Some(out) = interrupted_in_a_stalled_removal(&server, &refused) else { return };
@@ -1783,8 +1788,7 @@ fn a_later_steps_write_that_landed_unheard_is_rolled_back_to_the_step_before() {
     // follows it never answered.
     let held = server.pause(vs_updates(), 1, Stage::BeforeStore);
     server.reply_fault(vs_updates(), 1, Stage::AfterStore, ReplyFault::Lost);
-    let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
-    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+    paused_at_step_2(&server);
     assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's write is sent");
     let vs_reads = Requests::Matching(Rule::new(["get"]).resources(["virtualservices"]));
     server.reply_fault(vs_reads, 1, Stage::BeforeStore, ReplyFault::NeverSent);
@@ -1927,7 +1931,7 @@ fn a_write_the_server_never_answers_is_given_up_on_and_resolved() {
 #[test]
 fn a_503_storm_during_approve_fails_clearly_and_writes_nothing() {
     let server = shop(2, "StepPaused").start();
-    server.storm(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), None, 503, Some(1));
+    server.storm(vs_updates(), None, 503, Some(1));
     let started = Instant::now();
     approve_demo(&server)
         .status(1)
@@ -2154,8 +2158,7 @@ fn restore_ref_and_from_backup_claim_the_rollouts_that_route_the_object() {
     server.delete_object("coordination.k8s.io", "leases", NAMESPACE, held["metadata"]["name"].as_str().unwrap());
 
     // Free: the claim is taken (naming the command) before the object is read, and released.
-    let restore_write =
-        server.pause(Requests::Matching(Rule::new(["update"]).resources(["virtualservices"])), 1, Stage::BeforeStore);
+    let restore_write = server.pause(vs_updates(), 1, Stage::BeforeStore);
     let child = test.spawn(&["restore", "--ref", "VirtualService/demo", "--yes"]);
     assert!(restore_write.wait_until_held(Duration::from_secs(30)));
     let claim = &claims(&server)[0];
