@@ -67,26 +67,25 @@ impl Targets {
     }
 }
 
-/// Whether `rollout`, expected paused at a later step of a sequence (`Targets::Only`), was
-/// approved there by someone else since the follow saw it paused (said on stderr): the
+/// The line saying so when `rollout`, expected paused at a later step of a sequence
+/// (`Targets::Only`), was approved there by someone else since the follow saw it paused: the
 /// release goes on, and so does the follow. (Not the first approval's: that one refuses.)
-fn approved_meanwhile(rollout: &Located<Rollout>, targets: &Targets, expect: Option<(usize, &str)>) -> bool {
-    let (Targets::Only(_), Some((step, _))) = (targets, expect) else { return false };
+fn approved_meanwhile(rollout: &Located<Rollout>, targets: &Targets, expect: Option<(usize, &str)>) -> Option<String> {
+    let (Targets::Only(_), Some((step, _))) = (targets, expect) else { return None };
     let field = rollout.item.kind.status_field();
     if approval_progress(&rollout.raw["status"], field, step as i64) != ApprovalProgress::Approved {
-        return false;
+        return None;
     }
     let now = match (rollout.item.current_stage(), rollout.item.status.current_step_state.as_deref()) {
         (Some(_), Some(state)) => format!("it is at {} {state} now", rollout.item.current_step_label()),
         _ => format!("its release is over: phase {}", rollout.item.status.phase.as_deref().unwrap_or("none")),
     };
-    crate::stderr::line(&format!(
+    Some(format!(
         "Rollout {}/{}: step {step}/{} was approved by someone else meanwhile ({now}); following on",
         rollout.namespace,
         rollout.item.name,
         rollout.item.steps.len(),
-    ));
-    true
+    ))
 }
 
 /// Whether the run follows the Rollouts after the first approval.
@@ -594,13 +593,14 @@ impl Run<'_> {
         let (session, args) = (self.session, self.args);
         let (live, catalog) = session.load(self.selection).await?;
         writer.read_again();
-        let targeted: Vec<_> = live
-            .snapshot
-            .rollouts
-            .iter()
-            .filter_map(|rollout| targets.expectation(rollout).map(|expect| (rollout, expect)))
-            .filter(|(rollout, expect)| !approved_meanwhile(rollout, targets, *expect))
-            .collect();
+        let mut targeted = Vec::new();
+        for rollout in &live.snapshot.rollouts {
+            let Some(expect) = targets.expectation(rollout) else { continue };
+            match approved_meanwhile(rollout, targets, expect) {
+                Some(passed_over) => crate::stderr::line(&passed_over),
+                None => targeted.push((rollout, expect)),
+            }
+        }
         // A later pause that someone else approved meanwhile leaves nothing to approve: the
         // follow goes on (the sequence's own guards stand for the rest).
         if targeted.is_empty() && matches!(targets, Targets::Only(_)) {
@@ -1206,16 +1206,22 @@ mod tests {
         let expect = later.expectation(&rollout(false, status("Progressing", 2, "StepPaused", json!({})))).unwrap();
         for (step, state) in [(2, "StepReady"), (3, "StepUpgrade"), (3, "StepPaused")] {
             let approved = rollout(false, status("Progressing", step, state, json!({})));
-            assert!(approved_meanwhile(&approved, &later, expect), "step {step} {state}");
+            assert!(approved_meanwhile(&approved, &later, expect).is_some(), "step {step} {state}");
         }
         for (step, state) in [(2, "StepPaused"), (2, "StepMetricsAnalysis"), (1, "StepPaused")] {
             let not = rollout(false, status("Progressing", step, state, json!({})));
-            assert!(!approved_meanwhile(&not, &later, expect), "step {step} {state}");
+            assert_eq!(approved_meanwhile(&not, &later, expect), None, "step {step} {state}");
         }
         // The first approval's: refused as ever, by check_approvable.
         let ready = rollout(false, status("Progressing", 2, "StepReady", json!({})));
         let first = Targets::Selected(Some(2));
-        assert!(!approved_meanwhile(&ready, &first, first.expectation(&ready).unwrap()));
+        assert_eq!(approved_meanwhile(&ready, &first, first.expectation(&ready).unwrap()), None);
+        // Said where the Rollout is, or that its release is over.
+        let moved_on = rollout(false, status("Progressing", 3, "StepUpgrade", json!({})));
+        assert_eq!(
+            approved_meanwhile(&moved_on, &later, expect).unwrap(),
+            "Rollout shop/demo: step 2/3 was approved by someone else meanwhile (it is at step 3/3 StepUpgrade now); following on"
+        );
     }
 
     #[test]
