@@ -7,7 +7,7 @@
 
 use crate::support::cluster::*;
 use crate::support::{TerminalSession, Test, process_ended, terminal_available};
-use fake_apiserver::{ReplyFault, Requests, Stage};
+use fake_apiserver::{ReplyFault, Requests, Rule, Stage};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -129,6 +129,32 @@ fn a_429_on_a_write_is_retried_and_a_503_is_left_to_the_writer() {
     let output = Test::new().kubeconfig(&server).run_args(["approve", "demo", "--yes"]).status(1);
     assert!(!output.stderr.contains("retrying"), "{}", output.stderr);
     assert_eq!(server.writes().iter().filter(|w| w.status == Some(503)).count(), 1);
+}
+
+#[test]
+fn a_read_whose_connection_is_lost_is_asked_again_as_kubectl_does_and_a_write_is_not() {
+    // client-go sends a GET again a second after its connection was closed or reset before the
+    // reply; this tool failed the read.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    server.reply_fault(rollout_reads(), 1, Stage::BeforeStore, ReplyFault::Lost);
+    let output = test
+        .run_args(["plan", "demo"])
+        .success()
+        .stderr_has("connection to the API server lost before the reply, retrying in 1s, 19s left\n");
+    assert!(!output.stdout.contains("warning"), "{}", output.stdout);
+    let workload_reads = Requests::Matching(Rule::new(["get"]).resources(["deployments"]));
+    server.reply_fault(workload_reads, 1, Stage::BeforeStore, ReplyFault::Lost);
+    let output = test.run_args(["approve", "demo", "--yes"]).success();
+    assert_eq!(output.stderr.matches("lost before the reply, retrying").count(), 1, "{}", output.stderr);
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepReady");
+
+    // A write's reply lost may come after it was stored: it is not sent again, but read back.
+    let server = shop(2, "StepPaused").start();
+    server.reply_fault(Requests::Writes, 1, Stage::BeforeStore, ReplyFault::Lost);
+    let output = Test::new().kubeconfig(&server).run_args(["approve", "demo", "--yes"]).status(1);
+    assert!(!output.stderr.contains("retrying"), "{}", output.stderr);
+    assert_eq!(server.writes().len(), 1, "{:?}", server.writes());
 }
 
 /// A plugin handing out the fake server's expiring tokens (`fake-token-<now>`), saying they

@@ -2583,19 +2583,19 @@ fn a_workload_that_may_not_be_read_is_warned_of_as_refused_with_what_to_grant() 
 
 #[test]
 fn a_workload_whose_read_fails_is_warned_of_and_approve_refuses_without_force() {
-    // An RBAC trial: a workload read that failed otherwise than forbidden (a lost reply) was
-    // passed over without a word, and approve wrote the step's routing as if the count allowed
-    // it.
+    // An RBAC trial: a workload read that failed otherwise than forbidden (here a garbled reply;
+    // a lost one is asked again) was passed over without a word, and approve wrote the step's
+    // routing as if the count allowed it.
     let server = shop(2, "StepPaused").start();
     let workload_reads = || Requests::Matching(Rule::new(["get"]).resources(["deployments"]));
     let test = Test::new().kubeconfig(&server);
-    server.reply_fault(workload_reads(), 1, Stage::AfterStore, ReplyFault::Lost);
+    server.reply_fault(workload_reads(), 1, Stage::AfterStore, ReplyFault::Garbled);
     test.run_args(["plan", "demo"])
         .success()
         .stdout_has("warning: cannot read its workload Deployment shop/demo (")
         .stdout_has("): the plan assumes only a step of 100% (or more) of its replicas reaches them");
     server.clear_log();
-    server.reply_fault(workload_reads(), 1, Stage::AfterStore, ReplyFault::Lost);
+    server.reply_fault(workload_reads(), 1, Stage::AfterStore, ReplyFault::Garbled);
     test.run_args(["approve", "demo", "--yes"])
         .status(3)
         .stderr_has("depends on the replica count of its workload Deployment shop/demo, which could not be read (")

@@ -2060,8 +2060,9 @@ mod watching {
     const RETRYING: &str = "; following goes on: retrying after 1s, then up to every 30s, until it works, --timeout passes or a signal stops it\n";
 
     #[test]
-    fn following_outlasts_a_lost_reopen_of_the_watch_a_lost_list_and_a_lost_read() {
-        // Regressions: each of these ended following (exit 1) at once.
+    fn following_outlasts_a_lost_reopen_of_the_watch_a_garbled_list_and_a_garbled_read() {
+        // Regressions: each of these ended following (exit 1) at once. (A lost LIST or read is
+        // asked again by the request itself; a garbled one is not.)
         let server = shop(1, "StepUpgrade").start();
         let output = paused_under(&server, |server| {
             server.reply_fault(watch_requests(), 1, Stage::BeforeStore, ReplyFault::Lost);
@@ -2078,15 +2079,15 @@ mod watching {
         let server = shop(1, "StepUpgrade").deny(gateways).start();
         let output = paused_under(&server, |server| {
             let lists = Requests::Matching(Rule::new(["list"]).resources(["rollouts"]));
-            server.reply_fault(lists, 1, Stage::BeforeStore, ReplyFault::Lost);
+            server.reply_fault(lists, 1, Stage::BeforeStore, ReplyFault::Garbled);
             expire_the_version_seen(server);
         });
         output.stderr_has("warning: listing rollouts.rollouts.kruise.io at http://127.0.0.1:").stderr_has(RETRYING);
 
-        // The read after the change is lost.
+        // The read after the change is garbled.
         let server = shop(1, "StepUpgrade").start();
         let output = paused_under(&server, |server| {
-            server.reply_fault(rollout_gets(), 1, Stage::BeforeStore, ReplyFault::Lost);
+            server.reply_fault(rollout_gets(), 1, Stage::BeforeStore, ReplyFault::Garbled);
         });
         let output = output
             .stderr_has("warning: reading rollouts.rollouts.kruise.io shop/demo at http://127.0.0.1:")

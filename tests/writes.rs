@@ -1526,7 +1526,7 @@ fn a_signal_during_the_last_routing_write_then_an_unread_rollout_names_both_ways
         let child = test.spawn(&["approve", "demo", "--yes"]);
         assert!(routing.wait_until_held(Duration::from_secs(30)), "the DestinationRule's routing is sent");
         let rollout_reads = Requests::Matching(Rule::new(["get"]).resources(["rollouts"]));
-        server.reply_fault(rollout_reads, 1, Stage::AfterStore, ReplyFault::Lost);
+        server.reply_fault(rollout_reads, 1, Stage::AfterStore, ReplyFault::Garbled);
         child.first_signal("INT");
         routing.release();
         let out = child

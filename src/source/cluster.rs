@@ -2,6 +2,7 @@
 //! namespace, impersonation, timeout), targeted discovery cached on disk, and the few reads and
 //! writes the commands need. Everything returned is plain JSON for the pure core.
 
+use super::causes::find_cause;
 use super::deadline::DeadlineLayer;
 pub use super::exec_plugin::Terminal;
 use super::exec_plugin::{Authenticate, Credential, PluginToken};
@@ -903,28 +904,6 @@ fn exec_plugin_to_run(auth: &mut kube::config::AuthInfo) -> Option<kube::config:
 /// Whether a request failed for lack of an answer in time (connecting, sending or waiting).
 fn timed_out(error: &kube::Error) -> bool {
     find_cause::<std::io::Error>(error, |e| e.kind() == std::io::ErrorKind::TimedOut).is_some()
-}
-
-/// The first of `error` and its causes that is an `E` and `matches`. An io::Error's own error is
-/// looked at too, and that one's if it is an io::Error again: io::Error's source() skips its own
-/// error, and hyper-rustls hands rustls's error on inside two of them (tokio-rustls's, wrapped).
-fn find_cause<'a, E: std::error::Error + 'static>(
-    error: &'a (dyn std::error::Error + 'static),
-    matches: impl Fn(&E) -> bool,
-) -> Option<&'a E> {
-    let mut source = Some(error);
-    while let Some(cause) = source {
-        let mut carried = Some(cause);
-        while let Some(candidate) = carried {
-            if let Some(found) = candidate.downcast_ref::<E>().filter(|e| matches(e)) {
-                return Some(found);
-            }
-            let inner = candidate.downcast_ref::<std::io::Error>().and_then(|e| e.get_ref());
-            carried = inner.map(|e| e as &(dyn std::error::Error + 'static));
-        }
-        source = cause.source();
-    }
-    None
 }
 
 /// What the TLS library refused, somewhere in `error`'s causes, in words: the server's

@@ -1,5 +1,6 @@
 //! The I/O edge: files and (later) the cluster. Everything else works on what these return.
 
+mod causes;
 pub mod cluster;
 mod deadline;
 mod exec_plugin;

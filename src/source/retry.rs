@@ -1,9 +1,11 @@
 //! The one retry policy of API requests: a busy API server (429, or 5xx on a request that is
-//! safe to repeat) is asked again after its `Retry-After` (or a short backoff), within a total
-//! budget per request, with each retry announced on stderr (above a live view, if one is drawn,
-//! and not at all during shell completion: `crate::stderr`). kube's own retry layer is off: it
-//! retried 429/503/504 silently for minutes, writes included.
+//! safe to repeat) is asked again after its `Retry-After` (or a short backoff), and a read whose
+//! connection was lost before its reply (closed or reset) after a second, as client-go does;
+//! all within a total budget per request, with each retry announced on stderr (above a live
+//! view, if one is drawn, and not at all during shell completion: `crate::stderr`). kube's own
+//! retry layer is off: it retried 429/503/504 silently for minutes, writes included.
 
+use super::causes::find_cause;
 use crate::time::seconds;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use kube::client::Body;
@@ -31,15 +33,48 @@ pub struct Retries {
 /// which change nothing) are repeated; a write's 5xx goes back to the writer, which reads the
 /// object again to learn whether the write landed.
 pub fn may_retry(method: &Method, path: &str, status: StatusCode) -> bool {
-    let safe_to_repeat = method == Method::GET || path.ends_with("/selfsubjectaccessreviews");
     match status {
         StatusCode::TOO_MANY_REQUESTS => true,
         StatusCode::INTERNAL_SERVER_ERROR
         | StatusCode::BAD_GATEWAY
         | StatusCode::SERVICE_UNAVAILABLE
-        | StatusCode::GATEWAY_TIMEOUT => safe_to_repeat,
+        | StatusCode::GATEWAY_TIMEOUT => safe_to_repeat(method, path),
         _ => false,
     }
+}
+
+/// Whether sending a request twice changes nothing a single send would not: a read, or an
+/// access review.
+fn safe_to_repeat(method: &Method, path: &str) -> bool {
+    method == Method::GET || path.ends_with("/selfsubjectaccessreviews")
+}
+
+/// Whether `uri` opens a watch: `crate::source::watch` opens a lost one again itself, saying so.
+fn is_watch(uri: &http::Uri) -> bool {
+    uri.query().is_some_and(|query| query.split('&').any(|pair| pair == "watch=true" || pair == "watch=1"))
+}
+
+/// The wait before a read whose connection was lost is sent again: client-go's (it answers such
+/// a GET itself with `Retry-After: 1`).
+const LOST_CONNECTION_WAIT: Duration = Duration::from_secs(1);
+
+/// Whether `error` is a connection closed or reset before the whole reply came (an API server
+/// restarting, a load balancer dropping the connection): client-go's `IsConnectionReset` and
+/// `IsProbableEOF`, which it retries for GETs. A refused connection, a timeout or a TLS
+/// failure is not one.
+fn connection_lost(error: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind;
+    find_cause::<hyper::Error>(error, hyper::Error::is_incomplete_message).is_some()
+        || find_cause::<std::io::Error>(error, |e| {
+            matches!(
+                e.kind(),
+                ErrorKind::ConnectionReset
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::BrokenPipe
+                    | ErrorKind::UnexpectedEof
+            )
+        })
+        .is_some()
 }
 
 /// The wait the server asks for (`Retry-After` in seconds; an HTTP date is treated as absent).
@@ -72,16 +107,26 @@ impl<B> Policy<Request<Body>, Response<B>, BoxError> for Retries {
         request: &mut Request<Body>,
         result: &mut Result<Response<B>, BoxError>,
     ) -> Option<Self::Future> {
-        let response = result.as_ref().ok()?;
-        let status = response.status();
-        if !may_retry(request.method(), request.uri().path(), status) {
-            return None;
-        }
-        let code = status.as_u16();
-        match self.next_wait(retry_after(response.headers()), Instant::now()) {
+        let (why, asked) = match result {
+            Ok(response) => {
+                let status = response.status();
+                if !may_retry(request.method(), request.uri().path(), status) {
+                    return None;
+                }
+                (format!("API server busy ({})", status.as_u16()), retry_after(response.headers()))
+            }
+            Err(error) => {
+                let uri = request.uri();
+                if !safe_to_repeat(request.method(), uri.path()) || is_watch(uri) || !connection_lost(error.as_ref()) {
+                    return None;
+                }
+                ("connection to the API server lost before the reply".to_string(), Some(LOST_CONNECTION_WAIT))
+            }
+        };
+        match self.next_wait(asked, Instant::now()) {
             (Some(wait), left) => {
                 crate::stderr::line(&format!(
-                    "API server busy ({code}), retrying in {}, {} left",
+                    "{why}, retrying in {}, {} left",
                     seconds(wait),
                     seconds(Duration::from_secs(left.as_secs_f64().round() as u64))
                 ));
@@ -89,7 +134,7 @@ impl<B> Policy<Request<Body>, Response<B>, BoxError> for Retries {
             }
             (None, _) => {
                 crate::stderr::line(&format!(
-                    "API server busy ({code}): giving up (retries of a request are bounded to {} in all)",
+                    "{why}: giving up (retries of a request are bounded to {} in all)",
                     seconds(RETRY_BUDGET)
                 ));
                 None
@@ -156,6 +201,31 @@ mod tests {
         let near_the_end = start + Duration::from_secs(19);
         assert_eq!(retries.next_wait(Some(Duration::from_secs(2)), near_the_end), (None, Duration::from_secs(1)));
         assert_eq!(retries.next_wait(None, start + RETRY_BUDGET).0, None);
+    }
+
+    #[test]
+    fn a_watch_is_told_from_a_read() {
+        let uri = |text: &str| text.parse::<http::Uri>().unwrap();
+        assert!(is_watch(&uri("/apis/g/v1/namespaces/a/rollouts?resourceVersion=5&watch=true")));
+        assert!(is_watch(&uri("/apis/g/v1/rollouts?watch=1")));
+        assert!(!is_watch(&uri("/apis/g/v1/namespaces/a/rollouts/watch")));
+        assert!(!is_watch(&uri("/apis/g/v1/rollouts?labelSelector=watch%3Dtrue")));
+        assert!(!is_watch(&uri("/apis/g/v1/rollouts")));
+    }
+
+    #[test]
+    fn only_a_connection_closed_or_reset_is_lost() {
+        use std::io::{Error, ErrorKind};
+        for kind in
+            [ErrorKind::ConnectionReset, ErrorKind::ConnectionAborted, ErrorKind::BrokenPipe, ErrorKind::UnexpectedEof]
+        {
+            let wrapped: BoxError = Box::new(Error::other(Error::from(kind)));
+            assert!(connection_lost(&Error::from(kind)), "{kind:?}");
+            assert!(connection_lost(wrapped.as_ref()), "{kind:?} as a cause");
+        }
+        for kind in [ErrorKind::ConnectionRefused, ErrorKind::TimedOut, ErrorKind::InvalidData] {
+            assert!(!connection_lost(&Error::from(kind)), "{kind:?}");
+        }
     }
 
     #[test]
