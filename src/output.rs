@@ -265,7 +265,11 @@ pub fn plan_lines(plans: &[RoutingPlan]) -> String {
             .iter()
             .zip(&said)
             .flat_map(|(stage, said)| {
-                stage.objects.iter().zip(said).map(move |(object, said)| (stage, object, object.describe(), said))
+                stage
+                    .objects
+                    .iter()
+                    .zip(said)
+                    .map(move |(object, said)| (stage, object, stage.object_name(object), said))
             })
             .collect();
         let action = |object: &ObjectPlan| if object.changed() { object.action_name() } else { "as planned" };
@@ -311,9 +315,9 @@ pub fn plan_summary(plans: &[RoutingPlan]) -> String {
 /// are not previews, and those of previews.
 fn plan_counts(plans: &[RoutingPlan]) -> (usize, usize, usize) {
     let objects = |preview: bool| {
-        plans.iter().filter(move |p| p.preview == preview).flat_map(|p| &p.stages).flat_map(|s| &s.objects)
+        plans.iter().filter(move |p| p.preview == preview).flat_map(|p| &p.stages).flat_map(StagePlan::objects_changed)
     };
-    let changed = objects(false).filter(|o| o.changed()).count();
+    let changed = objects(false).filter(|(_, changed)| *changed).count();
     (changed, objects(false).count() - changed, objects(true).count())
 }
 
@@ -335,7 +339,7 @@ pub fn plan_block(plan: &RoutingPlan, style: DiffStyle) -> Result<String, String
     for (stage, said) in plan.stages.iter().zip(said_warnings(plan)) {
         let _ = writeln!(out, "\n{} {}", paint(BOLD, &format!("{}:", stage.label)), stage.description);
         for (object, said) in stage.objects.iter().zip(&said) {
-            out.push_str(&object_text(object, said, &stage.label, style)?);
+            out.push_str(&object_text(object, &stage.object_name(object), said, &stage.label, style)?);
         }
     }
     out.push('\n');
@@ -380,8 +384,13 @@ fn said_warnings(plan: &RoutingPlan) -> Vec<Vec<Vec<String>>> {
     said
 }
 
-fn object_text(object: &ObjectPlan, warnings: &[String], stage: &str, style: DiffStyle) -> Result<String, String> {
-    let what = object.describe();
+fn object_text(
+    object: &ObjectPlan,
+    what: &str,
+    warnings: &[String],
+    stage: &str,
+    style: DiffStyle,
+) -> Result<String, String> {
     let how = match &object.action {
         Action::Lua(script) => format!("script {} (sha256 {})", script.source, script.short_hash()),
         Action::Restore => "restore the stored original (no traffic, no matches)".into(),
@@ -475,6 +484,7 @@ pub fn plan_document(plans: &[RoutingPlan]) -> Value {
                                 "apiVersion": object.current.get("apiVersion").unwrap_or(&object.planned["apiVersion"]),
                                 "kind": object.reference.kind,
                                 "namespace": object.key.namespace, "name": object.reference.name,
+                                "routedBy": object.owner.to_string(),
                                 "action": object.action_name(), "script": script, "changed": object.changed(),
                                 "changes": changes_document(object), "warnings": object.warnings,
                                 "planned": *object.planned,
@@ -782,9 +792,12 @@ mod tests {
                 objects,
             }],
         };
-        let changing = || ingress_plan("web-canary", before.clone(), made.clone(), Vec::new());
-        let as_planned = || ingress_plan("web-canary", made.clone(), made.clone(), Vec::new());
-        let plans = [plan(false, vec![changing(), as_planned()]), plan(true, vec![changing(), changing()])];
+        let changing = |name| ingress_plan(name, before.clone(), made.clone(), Vec::new());
+        let as_planned = |name| ingress_plan(name, made.clone(), made.clone(), Vec::new());
+        let plans = [
+            plan(false, vec![changing("a-canary"), as_planned("b-canary")]),
+            plan(true, vec![changing("a-canary"), changing("b-canary")]),
+        ];
         assert_eq!(
             strip(&plan_summary(&plans)),
             "Plan: 1 to change, 1 already as planned, 2 in previews of a next release (counted per step and object).\n"
@@ -796,6 +809,60 @@ mod tests {
         let document = plan_document(&plans);
         assert_eq!(document["summary"], json!({"objectPlans": 4, "changed": 1, "previewed": 2}));
         assert_eq!((&document["plans"][0]["preview"], &document["plans"][1]["preview"]), (&json!(false), &json!(true)));
+    }
+
+    #[test]
+    fn an_object_both_routings_plan_is_named_with_each_and_counted_once() {
+        use crate::model::{OwnerKind, Stage};
+        let (before, after) = (json!({"spec": {"a": 1}}), json!({"spec": {"a": 2}}));
+        let by = |kind, name: &str, planned: &Value| {
+            let mut object = ingress_plan("web-canary", before.clone(), planned.clone(), Vec::new());
+            object.owner =
+                crate::model::Owner { kind, namespace: "shop".into(), name: name.into(), uid: String::new() };
+            object
+        };
+        let stage = |objects| StagePlan {
+            stage: Some(Stage::Step(1)),
+            label: "step 1/1".into(),
+            description: String::new(),
+            routing: String::new(),
+            unrouted: false,
+            objects,
+        };
+        let contested =
+            stage(vec![by(OwnerKind::Rollout, "demo", &before), by(OwnerKind::TrafficRouting, "tr", &after)]);
+        let names: Vec<String> = contested.objects.iter().map(|o| contested.object_name(o)).collect();
+        assert_eq!(
+            names,
+            [
+                "Ingress shop/web-canary, routed by Rollout shop/demo",
+                "Ingress shop/web-canary, routed by TrafficRouting shop/tr"
+            ]
+        );
+        let key = &contested.objects[0].key;
+        assert_eq!(contested.objects_changed(), [(key, true)], "changed by either: changed");
+        let alone = stage(vec![by(OwnerKind::Rollout, "demo", &before)]);
+        assert_eq!(alone.object_name(&alone.objects[0]), "Ingress shop/web-canary");
+        assert_eq!(alone.objects_changed(), [(key, false)]);
+        let plans = [RoutingPlan {
+            owner: "Rollout shop/demo".into(),
+            notes: Vec::new(),
+            warnings: Vec::new(),
+            preview: false,
+            waiting_for_stable_service: Vec::new(),
+            stages: vec![contested],
+        }];
+        assert_eq!(
+            strip(&plan_summary(&plans)),
+            "Plan: 1 to change, 0 already as planned (counted per step and object).\n"
+        );
+        let document = plan_document(&plans);
+        assert_eq!(document["summary"], json!({"objectPlans": 1, "changed": 1, "previewed": 0}));
+        let objects = &document["plans"][0]["stages"][0]["objects"];
+        assert_eq!(
+            (&objects[0]["routedBy"], &objects[1]["routedBy"]),
+            (&json!("Rollout shop/demo"), &json!("TrafficRouting shop/tr"))
+        );
     }
 
     #[test]
@@ -833,6 +900,7 @@ mod tests {
         let text = strip(
             &object_text(
                 &plan,
+                &plan.describe(),
                 &plan.warnings,
                 "step 1/2",
                 DiffStyle { differ: &unified, stored: StoredOriginal::Summary },

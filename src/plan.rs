@@ -35,6 +35,31 @@ pub struct StagePlan {
     pub objects: Vec<ObjectPlan>,
 }
 
+impl StagePlan {
+    /// How the plan names `object`, one of this stage's: its kind and key, and whose routing
+    /// plans it where both the Rollout's own and its TrafficRouting's do (a contested object,
+    /// planned twice: the two diffs are told apart).
+    pub fn object_name(&self, object: &ObjectPlan) -> String {
+        match self.objects.iter().any(|other| other.key == object.key && other.owner != object.owner) {
+            true => format!("{}, routed by {}", object.describe(), object.owner),
+            false => object.describe(),
+        }
+    }
+
+    /// Each object of the stage once, and whether it changes (a contested object planned twice
+    /// changes if either plan changes it).
+    pub fn objects_changed(&self) -> Vec<(&ObjectKey, bool)> {
+        let mut objects: Vec<(&ObjectKey, bool)> = Vec::with_capacity(self.objects.len());
+        for object in &self.objects {
+            match objects.iter_mut().find(|(key, _)| *key == &object.key) {
+                Some((_, changed)) => *changed |= object.changed(),
+                None => objects.push((&object.key, object.changed())),
+            }
+        }
+        objects
+    }
+}
+
 /// The plan of one Rollout (or of a TrafficRouting no Rollout in the input names).
 #[derive(Clone, Debug)]
 pub struct RoutingPlan {

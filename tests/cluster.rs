@@ -4,7 +4,7 @@
 use crate::support::cluster::*;
 use crate::support::{Output, Test, terminal_available};
 use fake_apiserver::{FakeHandle, ReplyFault, Requests, Rule, Stage};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::time::Duration;
 
 const STORED: &str =
@@ -2013,7 +2013,19 @@ fn an_object_a_rollout_and_its_traffic_routing_both_route_is_warned_of_refused_a
     let contested = "VirtualService shop/demo is routed both by Rollout shop/demo's own trafficRoutings and by TrafficRouting shop/tr (annotation rollouts.kruise.io/trafficrouting), which the controller reconciles independently: each rewrites it to its own routing on every pass, so it flaps and the Rollout never gets past StepTrafficRouting; approve refuses it: route it through one of them only";
     let server = own_and_traffic_routing("StepPaused").start();
     let test = Test::new().kubeconfig(&server);
-    test.run_args(["plan", "demo"]).success().stdout_has(&format!("  warning: {contested}\n"));
+    // Planned by both, it gets a diff from each, told apart, and is counted once.
+    test.run_args(["plan", "demo"])
+        .success()
+        .stdout_has(&format!("  warning: {contested}\n"))
+        .stdout_has("\n+++ VirtualService shop/demo, routed by Rollout shop/demo (step 2/3)\n")
+        .stdout_has("\n+++ VirtualService shop/demo, routed by TrafficRouting shop/tr (step 2/3)\n")
+        .stdout_has("\n+++ DestinationRule shop/demo (step 2/3)\n")
+        .stdout_has("Plan: 2 to change, 0 already as planned (counted per step and object).");
+    let json = test.run_args(["plan", "demo", "-o", "json"]).success().json();
+    assert_eq!(json["summary"], json!({"objectPlans": 2, "changed": 2, "previewed": 0}));
+    let routed_by: Vec<&Value> =
+        json["plans"][0]["stages"][0]["objects"].as_array().unwrap().iter().map(|o| &o["routedBy"]).collect();
+    assert_eq!(routed_by, [&json!("Rollout shop/demo"), &json!("Rollout shop/demo"), &json!("TrafficRouting shop/tr")]);
     for dry_run in [&[][..], &["--dry-run=client"]] {
         test.run_args(["approve", "demo", "--yes"].iter().chain(dry_run)).status(3).stderr_has(
             "nothing was written: VirtualService shop/demo is routed both by Rollout shop/demo (its own trafficRoutings) and by TrafficRouting shop/tr (the TrafficRouting it names), which the controller reconciles independently: each would rewrite it to its own routing on every pass, and the step would never be done routing: route it through one of them only",

@@ -466,10 +466,10 @@ async fn server_dry_run_report(
     for plan in plans.iter_mut() {
         let mut verdicts = Vec::new();
         for (stage, object) in
-            plan.stages.iter().flat_map(|s| s.objects.iter().map(move |o| (&s.label, o))).filter(|(_, o)| o.changed())
+            plan.stages.iter().flat_map(|s| s.objects.iter().map(move |o| (s, o))).filter(|(_, o)| o.changed())
         {
             let resource = resource_of(live, &object.key)?;
-            let what = format!("{} ({stage})", object.describe());
+            let what = format!("{} ({})", stage.object_name(object), stage.label);
             // Admission must accept the planned object: the last change makes it, or for an
             // object the plan creates (nothing a dry run sends is stored), its creation as planned.
             let verdict = match (object.writes().next(), object.writes().last()) {

@@ -291,7 +291,7 @@ fn obj_document(plans: &[RoutingPlan]) -> Value {
         .flat_map(|(plan, stage)| stage.objects.iter().map(move |object| (plan, stage, object)))
         .filter_map(|(plan, stage, object)| {
             let obj = object.obj.as_deref()?;
-            Some(json!({"owner": plan.owner, "step": stage.stage, "stage": stage.label, "object": object.describe(), "obj": obj}))
+            Some(json!({"owner": plan.owner, "step": stage.stage, "stage": stage.label, "object": stage.object_name(object), "obj": obj}))
         })
         .collect();
     Value::Array(entries)
