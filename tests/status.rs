@@ -732,28 +732,37 @@ fn status_watch_lines_print_only_the_rollouts_that_changed_when_one_is_made() {
 #[test]
 fn status_watch_cut_short_by_a_closed_output_fails_rather_than_pass_for_its_goal() {
     // A regression (trial s56): `status -w --until-paused | head` exited 0 while the Rollout was
-    // still on its way to the pause: a gate in a script passed.
-    let server = shop(1, "StepUpgrade").start();
-    let test = Test::new().kubeconfig(&server);
-    let line = format!(
-        "set -o pipefail; '{BINARY}' status demo -w --until-paused --timeout 30s | {{ head -c 10 >head.out; exec touch head.done <&-; }}"
-    );
-    let mut child = test.command("bash", ["-c", line.as_str()]).stdin(Stdio::null()).spawn().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !test.path("head.done").exists() {
-        assert!(std::time::Instant::now() < deadline, "head never finished");
-        thread::sleep(Duration::from_millis(10));
-    }
-    // A change the follow prints, into the closed pipe; the pause not reached.
-    let mut moved = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
-    moved["status"]["canaryStatus"]["currentStepState"] = json!("StepTrafficRouting");
-    server.put_object(moved);
-    let status = child.wait().unwrap();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("the output was closed (Broken pipe (os error 32)) while waiting for Rollout shop/demo to wait for approval, complete or fail"), "{stderr}");
+    // still on its way to the pause: a gate in a script passed. The message named the state last
+    // shown, not the change the closed output could not show (a follow trial).
+    let cut_short = |moved_to: &str| {
+        let server = shop(1, "StepUpgrade").start();
+        let test = Test::new().kubeconfig(&server);
+        let line = format!(
+            "set -o pipefail; '{BINARY}' status demo -w --until-paused --timeout 30s | {{ head -c 10 >head.out; exec touch head.done <&-; }}"
+        );
+        let mut child = test.command("bash", ["-c", line.as_str()]).stdin(Stdio::null()).spawn().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !test.path("head.done").exists() {
+            assert!(std::time::Instant::now() < deadline, "head never finished");
+            thread::sleep(Duration::from_millis(10));
+        }
+        // A change the follow prints, into the closed pipe.
+        let mut moved = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "demo").unwrap();
+        moved["status"]["canaryStatus"]["currentStepState"] = json!(moved_to);
+        server.put_object(moved);
+        let status = child.wait().unwrap();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(1), "{stderr}");
+        stderr
+    };
+    // The pause not reached.
+    let stderr = cut_short("StepTrafficRouting");
+    assert!(stderr.contains("the output was closed (Broken pipe (os error 32)) while waiting for Rollout shop/demo to wait for approval, complete or fail (it is at step 1/3 StepTrafficRouting: "), "{stderr}");
     assert!(stderr.contains(": stopped following"), "{stderr}");
+    // The pause reached, not shown.
+    let stderr = cut_short("StepPaused");
+    assert!(stderr.contains("the output was closed (Broken pipe (os error 32)) before the last change was shown: Rollout shop/demo is at step 1/3 StepPaused (waiting for approval); stopped following"), "{stderr}");
 }
 
 #[test]

@@ -46,7 +46,8 @@ pub(super) struct Follower {
     gateways: Option<GatewayWatch>,
     /// The Rollouts followed, as each was first read.
     followed: Followed,
-    /// The views last shown: a change of some Rollouts leaves the others' as they are.
+    /// The views last read, and shown unless the output was closed: a change of some Rollouts
+    /// leaves the others' as they are.
     last: Vec<RolloutView>,
     /// When everything was last read (`RESYNC`).
     all_read: Instant,
@@ -116,10 +117,17 @@ impl Follower {
             Some(_) => self.views_after_change(session, scope).await?,
         };
         self.followed.check(&views, scope)?;
+        // Kept before it is shown: an output closed meanwhile is told where the Rollouts stand.
+        self.last.clone_from(&views);
         self.display.show(&views)?;
         self.say_gateways_unwatched();
-        self.last.clone_from(&views);
         Ok(views)
+    }
+
+    /// The views last read (empty before the first read); the last shown too, unless showing
+    /// them failed.
+    pub(super) fn last_read(&self) -> &[RolloutView] {
+        &self.last
     }
 
     /// The first read, after the LIST the watch starts from (so that no change after the read

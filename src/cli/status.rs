@@ -46,14 +46,23 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
             v.progress.is_final() || (args.until_paused && v.progress == Progress::WaitingForApproval)
         };
         let goal = if args.until_paused { "wait for approval, complete or fail" } else { "complete or fail" };
-        // The Rollouts not settled when last read: what a timeout names.
-        let mut waiting = String::from("the Rollouts to be read");
         loop {
-            let views = follower.next(&session, &scope).await.map_err(|e| match e {
+            let next = follower.next(&session, &scope).await;
+            // The Rollouts not settled when last read: what a timeout names (and a closed
+            // output, which may have cut off the view of a change: that read is named).
+            let last = follower.last_read();
+            let waiting = match last.is_empty() {
+                true => "the Rollouts to be read".to_string(),
+                false => awaited(last, settled, goal),
+            };
+            let views = next.map_err(|e| match e {
                 Error::TimedOut(message) => Error::TimedOut(format!("{message} waiting for {waiting}")),
+                other if last.iter().all(settled) && !last.is_empty() => cut_short(
+                    other,
+                    &format!("before the last change was shown: {}; stopped following", standing(last)),
+                ),
                 other => cut_short(other, &format!("while waiting for {waiting}: stopped following")),
             })?;
-            waiting = awaited(&views, settled, goal);
             if views.iter().all(settled) {
                 follower.finish();
                 if let Some(error) = unplaced_error(&views) {
@@ -74,25 +83,15 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<Outcome> {
 /// What a follow waits for, for the message of its timeout: each of `views` not yet `settled`, to
 /// `goal`, where it was last seen.
 pub(super) fn awaited(views: &[RolloutView], settled: impl Fn(&RolloutView) -> bool, goal: &str) -> String {
-    let unsettled: Vec<Awaited> = views
-        .iter()
-        .filter(|v| !settled(v))
-        .map(|v| {
-            let step = v.step.as_deref().map(|s| format!("{s} ")).unwrap_or_default();
-            let state = v.state.as_deref().unwrap_or("-");
-            // No countdown: the message outlives the read.
-            let progress = match &v.progress {
-                Progress::Paused { .. } => "paused".to_string(),
-                other => other.describe(),
-            };
-            Awaited {
-                rollout: format!("{}/{}", v.namespace, v.name),
-                phrase: format!("it is at {step}{state}: {progress}"),
-                line: format!("{step}{state} ({progress})"),
-            }
-        })
-        .collect();
+    let unsettled: Vec<Awaited> = views.iter().filter(|v| !settled(v)).map(Awaited::of).collect();
     waiting_for(goal, &unsettled)
+}
+
+/// Where each of `views` stands, in a phrase: `Rollout shop/a is at step 5/5 Completed
+/// (succeeded)`, joined by `; `.
+fn standing(views: &[RolloutView]) -> String {
+    let each = views.iter().map(Awaited::of).map(|a| format!("Rollout {} is at {}", a.rollout, a.line));
+    each.collect::<Vec<_>>().join("; ")
 }
 
 /// A Rollout a follow waits for (`namespace/name`), and where it was last seen: in a phrase,
@@ -101,6 +100,23 @@ pub(super) struct Awaited {
     pub rollout: String,
     pub phrase: String,
     pub line: String,
+}
+
+impl Awaited {
+    fn of(view: &RolloutView) -> Awaited {
+        let step = view.step.as_deref().map(|s| format!("{s} ")).unwrap_or_default();
+        let state = view.state.as_deref().unwrap_or("-");
+        // No countdown: the message outlives the read.
+        let progress = match &view.progress {
+            Progress::Paused { .. } => "paused".to_string(),
+            other => other.describe(),
+        };
+        Awaited {
+            rollout: format!("{}/{}", view.namespace, view.name),
+            phrase: format!("it is at {step}{state}: {progress}"),
+            line: format!("{step}{state} ({progress})"),
+        }
+    }
 }
 
 /// What a follow waits for: one Rollout in a phrase (`Rollout shop/a to complete or fail (it is
@@ -184,6 +200,11 @@ mod tests {
         assert_eq!(
             awaited(&views[..2], settled, "complete or fail"),
             "Rollout shop/svc01 to complete or fail (it is at step 2/4 StepPaused: paused)"
+        );
+        // A closed output names where each stands, settled or not.
+        assert_eq!(
+            standing(&views[..2]),
+            "Rollout shop/svc01 is at step 2/4 StepPaused (paused); Rollout shop/done is at step 4/4 StepPaused (completed)"
         );
     }
 
