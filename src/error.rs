@@ -58,6 +58,19 @@ impl Error {
         }
     }
 
+    /// Failures found for several things at once, before anything was done (the guards of each
+    /// Rollout), as one: each message on a line of its own, so that a run names them all rather
+    /// than one per attempt. A guard's refusal when all are refusals, else a failure as any bad
+    /// input. None when there is none.
+    pub fn together(errors: Vec<Error>) -> Option<Error> {
+        if errors.len() <= 1 {
+            return errors.into_iter().next();
+        }
+        let refused = errors.iter().all(|e| matches!(e, Error::Refused(_)));
+        let message = errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+        Some(if refused { Error::Refused(message) } else { Error::Input(message) })
+    }
+
     /// The same failure (the same exit code), with `report` (what was written, rolled back,
     /// kept) added below its message: the last thing done with an error before it is shown.
     pub fn with_report(self, report: &str) -> Error {
@@ -190,6 +203,18 @@ mod tests {
         let api = Error::Api { doing: "updating X".into(), failure: failure(Some(500)) }.with_report("r");
         assert!(matches!(api, Error::Input(_)), "an error like any bad input");
         assert_eq!(api.to_string(), "updating X: m (500 X)\nr");
+    }
+
+    #[test]
+    fn failures_together_are_each_said_and_refused_only_when_all_are_refusals() {
+        assert!(Error::together(Vec::new()).is_none());
+        let one = Error::together(vec![Error::Conflict("c".into())]).unwrap();
+        assert!(matches!(one, Error::Conflict(_)), "one alone is as it was");
+        let refused = Error::together(vec![Error::Refused("a".into()), Error::Refused("b".into())]).unwrap();
+        assert!(matches!(&refused, Error::Refused(m) if m == "a\nb"));
+        let api = Error::Api { doing: "reading X".into(), failure: failure(Some(500)) };
+        let mixed = Error::together(vec![Error::Refused("a".into()), api]).unwrap();
+        assert!(matches!(&mixed, Error::Input(m) if m == "a\nreading X: m (500 X)"), "{mixed}");
     }
 
     #[test]

@@ -1249,6 +1249,31 @@ fn two_selected_rollouts_that_write_one_object_are_refused_before_any_write() {
 }
 
 #[test]
+fn each_selected_rollouts_refusal_is_said_in_one_run() {
+    // A multi-Rollout trial: the guards stopped at the first Rollout refused, so a run named one
+    // refusal, and the next run the next.
+    let mut second = rollout(2, "StepUpgrade");
+    second["metadata"]["name"] = json!("demo2");
+    second["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
+        json!([{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo2"}]);
+    let mut routed = virtual_service();
+    routed["metadata"]["name"] = json!("demo2");
+    let server = shop(2, "StepUpgrade").object(second).object(routed).start();
+    let test = Test::new().kubeconfig(&server);
+    let out = test.run_args(["approve", "demo", "demo2", "--yes"]).status(3).stderr_has(
+        "error: rollouts.rollouts.kruise.io \"demo\" does not allow to approve, because current canary state is not 'StepPaused' (it is StepUpgrade)\nrollouts.rollouts.kruise.io \"demo2\" does not allow to approve, because current canary state is not 'StepPaused' (it is StepUpgrade)\n",
+    );
+    assert_eq!(writes(&server), Vec::<String>::new(), "{}", out.stderr);
+    assert!(claims(&server).is_empty());
+    // One refused, the other not: nothing is written either.
+    server.put_object(rollout(2, "StepPaused"));
+    test.run_args(["approve", "demo", "demo2", "--yes"])
+        .status(3)
+        .stderr_has("error: rollouts.rollouts.kruise.io \"demo2\" does not allow to approve, because current canary state is not 'StepPaused' (it is StepUpgrade)\n");
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
 fn a_second_sigint_while_the_claim_is_taken_says_it_may_be_left() {
     // A regression: the Lease was created (its reply held), a second SIGINT stopped the run,
     // and the claim left behind was not named.

@@ -610,25 +610,33 @@ impl Run<'_> {
             writer,
             targeted.iter().map(|(rollout, _)| (rollout.namespace.as_str(), rollout.item.name.as_str())),
         )?;
-        // Every guard passes for every Rollout before anything is written.
-        let mut approvals = targeted
-            .into_iter()
-            .map(|(rollout, expect)| {
-                let stage = check_approvable(rollout, args, expect)?;
-                refuse_rejected_routing(rollout, stage, args.force)?;
-                refuse_unknown_workload(rollout, &live, stage, args.force)?;
-                let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
-                if let Some(why) = plan.unwritable() {
-                    return Err(Error::Refused(format!("nothing was written: {why}")));
-                }
-                let early = args.traffic_only.then(|| early_routing(&rollout.item, &plan)).flatten();
-                plan.warnings.extend(early.clone());
-                plan.warnings.extend((!args.traffic_only).then(|| paused_approval(&rollout.item)).flatten());
-                let now = session.cluster.server_now();
-                plan.warnings.extend((!args.traffic_only).then(|| timed_pause_approval(&rollout.item, now)).flatten());
-                Ok(Approval { rollout, stage, plan, early })
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
+        // Every guard passes for every Rollout before anything is written; each Rollout's
+        // refusal is said.
+        let (mut approvals, mut refusals) = (Vec::new(), Vec::new());
+        let checked = targeted.into_iter().map(|(rollout, expect)| {
+            let stage = check_approvable(rollout, args, expect)?;
+            refuse_rejected_routing(rollout, stage, args.force)?;
+            refuse_unknown_workload(rollout, &live, stage, args.force)?;
+            let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
+            if let Some(why) = plan.unwritable() {
+                return Err(Error::Refused(format!("nothing was written: {why}")));
+            }
+            let early = args.traffic_only.then(|| early_routing(&rollout.item, &plan)).flatten();
+            plan.warnings.extend(early.clone());
+            plan.warnings.extend((!args.traffic_only).then(|| paused_approval(&rollout.item)).flatten());
+            let now = session.cluster.server_now();
+            plan.warnings.extend((!args.traffic_only).then(|| timed_pause_approval(&rollout.item, now)).flatten());
+            Ok(Approval { rollout, stage, plan, early })
+        });
+        for result in checked {
+            match result {
+                Ok(approval) => approvals.push(approval),
+                Err(refusal) => refusals.push(refusal),
+            }
+        }
+        if let Some(refused) = Error::together(refusals) {
+            return Err(refused);
+        }
         let routings: Vec<Routing> = live.snapshot.routings().collect();
         let mut plans: Vec<&mut RoutingPlan> = approvals.iter_mut().map(|a| &mut a.plan).collect();
         plan::warn_alb_orders_between(&mut plans, &live.snapshot.objects, &routings);
