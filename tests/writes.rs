@@ -333,6 +333,46 @@ fn restore_resolves_a_lost_garbled_hung_or_dripping_reply_after_each_write() {
     }
 }
 
+#[test]
+fn approve_and_restore_outlast_a_lost_connection_on_any_read() {
+    // kubectl's client-go sends a GET again after its connection was lost; so does this tool,
+    // whichever read of the run it is (a Rollout, an object, a claim, a resolving read).
+    let reads = || Requests::Matching(Rule::new(["get", "list"]));
+    // (Discovery's GETs are not among them: the rule selects reads of resources.)
+    let count_reads = |server: &FakeHandle| {
+        server.requests().iter().filter(|r| r.method == "GET" && r.path.contains("/namespaces/")).count()
+    };
+    let lost = "connection to the API server lost before the reply, retrying in 1s, 19s left";
+    let sweep =
+        |name: &str, start: &(dyn Fn() -> FakeHandle + Sync), args: &[&str], done: &(dyn Fn(&FakeHandle) + Sync)| {
+            let server = start();
+            server.clear_log();
+            Test::new().kubeconfig(&server).args(args).run().success();
+            let total = count_reads(&server);
+            assert!(total >= 4, "{name}: {total} reads");
+            std::thread::scope(|scope| {
+                for k in 1..=total {
+                    scope.spawn(move || {
+                        let server = start();
+                        server.reply_fault(reads(), k, Stage::BeforeStore, ReplyFault::Lost);
+                        let out = Test::new().kubeconfig(&server).args(args).run();
+                        assert_eq!(out.status, 0, "{name}, read {k} lost\n{}\n{}", out.stdout, out.stderr);
+                        assert_eq!(out.stderr.matches(lost).count(), 1, "{name}, read {k} lost: {}", out.stderr);
+                        done(&server);
+                        assert!(claims(&server).is_empty(), "{name}, read {k} lost");
+                    });
+                }
+            });
+        };
+    sweep("approve", &|| shop(2, "StepPaused").start(), &["approve", "demo", "--yes"], &|server| {
+        assert!(approved_with_its_routing(server));
+    });
+    sweep("restore", &routed, &["restore", "demo", "--yes"], &|server| {
+        assert_eq!(vs(server)["spec"], virtual_service()["spec"]);
+        assert_eq!(dr(server)["spec"], destination_rule()["spec"]);
+    });
+}
+
 /// A tiny deterministic generator for the races' delays.
 fn next(state: &mut u64) -> u64 {
     *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
