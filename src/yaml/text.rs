@@ -330,6 +330,13 @@ mod tests {
             ("z", 22, None),
         ];
         assert_eq!(lines, expected.map(|(k, l, f)| (k.to_string(), l, f)), "maps and lists passed over");
+        // With an indentation indicator, spaces past the indentation are text: a line of only
+        // such spaces is one of the block's lines.
+        let indicated = "data:\n  h: |2\n       \n     \n    third\n  i: |2-\n\n      \n    third\n  j: |2\n   \n    second\n  k: |\n   \n    second\n  z: 1\n";
+        let documents = parse_documents_keeping(indicated, "f", |_| true).unwrap();
+        let lines = documents[0].text.as_ref().unwrap().strings_lines(&Path::root("data"));
+        let first: Vec<(&str, Option<usize>)> = lines.iter().map(|l| (l.key.as_str(), l.first_line)).collect();
+        assert_eq!(first, [("h", Some(3)), ("i", Some(7)), ("j", Some(11)), ("k", Some(14)), ("z", None)]);
         // No map there.
         assert_eq!(text.strings_lines(&Path::root("kind")), Vec::new());
         assert_eq!(text.strings_lines(&Path::root("nothing")), Vec::new());
