@@ -144,20 +144,30 @@ pub fn default_rules() -> Vec<Value> {
 }
 
 /// The HTTPRoute CRD's rules (gateway-api v0.8 to v1) that `spec`, as stored, breaks, each as
-/// `field: what`: at most 16 rules, 16 backendRefs a rule, each weighted 0 to 1,000,000, and 16
-/// headers and query parameters a match, each name once (lists keyed by name), and a
+/// `field: what`: at most 16 rules, 16 backendRefs a rule, each weighted 0 to 1,000,000, 64
+/// matches a rule and 128 in all (v1.1 on; 8 a rule before: `matches_past_v1_0`), 16 headers
+/// and query parameters a match, each name once (lists keyed by name), and a
 /// `ReplacePrefixMatch` path rewrite or redirect only on a rule with exactly one match, of type
 /// PathPrefix (its CEL rules). The API server refuses such a write.
 pub fn crd_rules_broken(spec: &Value) -> Vec<String> {
     const MAX_RULES: usize = 16;
     const MAX_LIST: usize = 16;
     const MAX_WEIGHT: i64 = 1_000_000;
+    const MAX_MATCHES: usize = 64;
+    const MAX_MATCHES_IN_ALL: usize = 128;
     let mut broken = Vec::new();
     let rules = spec["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
     if rules.len() > MAX_RULES {
         broken.push(format!("spec.rules: {} rules, at most {MAX_RULES}", rules.len()));
     }
+    let in_all: usize = rules.iter().map(|rule| matches_of(rule).len()).sum();
+    if in_all > MAX_MATCHES_IN_ALL {
+        broken.push(format!("spec.rules: {in_all} matches in all, at most {MAX_MATCHES_IN_ALL}"));
+    }
     for (i, rule) in rules.iter().enumerate() {
+        if matches_of(rule).len() > MAX_MATCHES {
+            broken.push(format!("spec.rules[{i}].matches: {} matches, at most {MAX_MATCHES}", matches_of(rule).len()));
+        }
         let backends = rule["backendRefs"].as_array().map(Vec::as_slice).unwrap_or_default();
         if backends.len() > MAX_LIST {
             broken.push(format!("spec.rules[{i}].backendRefs: {} entries, at most {MAX_LIST}", backends.len()));
@@ -167,7 +177,7 @@ pub fn crd_rules_broken(spec: &Value) -> Vec<String> {
                 broken.push(format!("spec.rules[{i}].backendRefs[{j}].weight: {weight}, from 0 to {MAX_WEIGHT}"));
             }
         }
-        let matches = rule["matches"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let matches = matches_of(rule);
         for (j, condition) in matches.iter().enumerate() {
             for list in ["headers", "queryParams"] {
                 let entries = condition[list].as_array().map(Vec::as_slice).unwrap_or_default();
@@ -196,6 +206,20 @@ pub fn crd_rules_broken(spec: &Value) -> Vec<String> {
         }
     }
     broken
+}
+
+/// The rules of `spec`, as stored, with more matches than gateway-api before v1.1 allows (8 a
+/// rule; from v1.1 on 64, which `crd_rules_broken` checks), each as `spec.rules[i].matches: N
+/// matches`: an API server with such a CRD refuses the write.
+pub fn matches_past_v1_0(spec: &Value) -> Vec<String> {
+    const MAX_MATCHES_BEFORE_V1_1: usize = 8;
+    let rules = spec["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let past = rules.iter().enumerate().filter(|(_, rule)| matches_of(rule).len() > MAX_MATCHES_BEFORE_V1_1);
+    past.map(|(i, rule)| format!("spec.rules[{i}].matches: {} matches", matches_of(rule).len())).collect()
+}
+
+fn matches_of(rule: &Value) -> &[Value] {
+    rule["matches"].as_array().map(Vec::as_slice).unwrap_or_default()
 }
 
 /// An HTTPRoute as the API server stores it: each `default` of its CRD's schema filled in where
@@ -380,6 +404,22 @@ mod tests {
                 "spec.rules[0].backendRefs[3].weight: 1000001, from 0 to 1000000",
                 "spec.rules[1].backendRefs: 17 entries, at most 16",
             ]
+        );
+    }
+
+    #[test]
+    fn matches_past_the_limits_of_each_gateway_api_version_are_named() {
+        let rule = |n: usize| json!({"matches": vec![json!({"path": {"type": "PathPrefix", "value": "/"}}); n]});
+        let eight = json!({"rules": [rule(8), rule(8), {}]});
+        assert_eq!(crd_rules_broken(&eight), Vec::<String>::new());
+        assert_eq!(matches_past_v1_0(&eight), Vec::<String>::new());
+        let nine = json!({"rules": [rule(3), rule(9), rule(64)]});
+        assert_eq!(crd_rules_broken(&nine), Vec::<String>::new(), "v1.1 on allows it");
+        assert_eq!(matches_past_v1_0(&nine), ["spec.rules[1].matches: 9 matches", "spec.rules[2].matches: 64 matches"]);
+        let too_many = json!({"rules": [rule(65), rule(64)]});
+        assert_eq!(
+            crd_rules_broken(&too_many),
+            ["spec.rules: 129 matches in all, at most 128", "spec.rules[0].matches: 65 matches, at most 64"]
         );
     }
 

@@ -174,9 +174,7 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
             next = http_route::default_rules();
         }
         if next == stored_rules {
-            let refused = refused_write(route, current, &planned);
-            warnings.extend(refused.clone());
-            return Ok(StagePlan { route: Some(planned), writes: true, warnings, refused });
+            return Ok(written(route, current, planned, warnings));
         }
         if pass == passes {
             break;
@@ -189,28 +187,38 @@ pub fn plan_stage(route: &GatewayRoute, current: Option<&Value>, action: &Routin
         "{}: the rules the controller writes at this stage are not stored as written, and each of its passes writes them again: the step never completes; the plan shows its last write",
         route.describe()
     ));
-    let refused = refused_write(route, current, &planned);
-    warnings.extend(refused.clone());
-    Ok(StagePlan { route: Some(planned), writes: true, warnings, refused })
+    Ok(written(route, current, planned, warnings))
 }
 
-/// Why the API server refuses the controller's write of `planned`: the HTTPRoute CRD's rules it
-/// breaks, where the route as read keeps them (one that breaks them was stored under another
-/// CRD, and this write is not what breaks them).
-fn refused_write(route: &GatewayRoute, current: &Value, planned: &Value) -> Option<String> {
-    let broken = |object: &Value| {
+/// The plan of a stage that writes `planned`, with what the API server would refuse of it: the
+/// HTTPRoute CRD's rules it breaks (the step never finishes: refused), and matches past what
+/// gateway-api before v1.1 allows (warned of), each only where the route as read keeps them (one
+/// stored under another CRD: this write is not what breaks them).
+fn written(route: &GatewayRoute, current: &Value, planned: Value, mut warnings: Vec<String>) -> StagePlan {
+    let as_stored = |object: &Value| {
         let mut stored = object.clone();
         http_route::as_stored(&mut stored);
-        http_route::crd_rules_broken(&stored["spec"])
+        stored
     };
-    let broken_by_write = broken(planned);
-    (!broken_by_write.is_empty() && broken(current).is_empty()).then(|| {
+    let (current, stored) = (as_stored(current), as_stored(&planned));
+    let broken_by_write = http_route::crd_rules_broken(&stored["spec"]);
+    let refused = (!broken_by_write.is_empty() && http_route::crd_rules_broken(&current["spec"]).is_empty()).then(|| {
         format!(
             "{} as the controller writes it breaks the HTTPRoute CRD's rules (gateway-api v0.8 to v1): {}; the API server refuses the update, so the step never finishes (`--dry-run=server` asks the cluster's own CRD)",
             route.describe(),
             broken_by_write.join("; ")
         )
-    })
+    });
+    warnings.extend(refused.clone());
+    let past_v1_0 = http_route::matches_past_v1_0(&stored["spec"]);
+    if refused.is_none() && !past_v1_0.is_empty() && http_route::matches_past_v1_0(&current["spec"]).is_empty() {
+        warnings.push(format!(
+            "{} as the controller writes it has more matches in a rule than gateway-api before v1.1 allows (8 a rule; 64 from v1.1 on): {}; a cluster with such a CRD refuses the update, and the step never finishes (`--dry-run=server` asks the cluster's own CRD)",
+            route.describe(),
+            past_v1_0.join("; ")
+        ));
+    }
+    StagePlan { route: Some(planned), writes: true, warnings, refused }
 }
 
 /// How many writes of one stage the plan follows (besides one a backendRef, for a restore): the
@@ -1193,6 +1201,30 @@ mod tests {
         // No stable rule: no copy is made.
         let elsewhere = http_route(json!([{"matches": [{"path": path("/")}], "backendRefs": [svc("cdn", Some(1))]}]));
         assert!(!said(&plan(&rollout(), &elsewhere, &matches(json!([{}])))));
+    }
+
+    #[test]
+    fn more_matches_a_rule_than_gateway_api_before_v1_1_allows_are_warned_of() {
+        // Each of the rule's matches is copied for each step match: 3 by 3 is past the 8 a rule
+        // of gateway-api before v1.1.
+        let route = http_route(json!([{
+            "matches": [{"path": path("/a")}, {"path": path("/b")}, {"path": path("/c")}],
+            "backendRefs": [svc(STABLE, Some(1))]
+        }]));
+        let step = |n: usize| {
+            matches(Value::Array((0..n).map(|i| json!({"headers": [header(&format!("h{i}"), "1")]})).collect()))
+        };
+        let warning = "HTTPRoute shop/store as the controller writes it has more matches in a rule than gateway-api before v1.1 allows (8 a rule; 64 from v1.1 on): spec.rules[1].matches: 9 matches; a cluster with such a CRD refuses the update, and the step never finishes (`--dry-run=server` asks the cluster's own CRD)";
+        let planned = plan(&rollout(), &route, &step(3));
+        assert!(planned.warnings.contains(&warning.to_string()), "{:?}", planned.warnings);
+        assert_eq!(planned.refused, None, "later versions allow it");
+        assert!(!plan(&rollout(), &route, &step(2)).warnings.iter().any(|w| w.contains("gateway-api before v1.1")));
+        // Past 64 a rule: no version allows it.
+        let refused = plan(&rollout(), &route, &step(22));
+        assert!(
+            refused.refused.as_deref().is_some_and(|w| w.contains("spec.rules[1].matches: 66 matches, at most 64"))
+        );
+        assert!(!refused.warnings.iter().any(|w| w.contains("gateway-api before v1.1")), "refused: said once");
     }
 
     #[test]
