@@ -717,33 +717,47 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_warning_an_object_gets_at_several_steps_is_said_once_naming_them() {
-        use crate::model::Stage;
-        let object = |name: &str, warnings: &[&str]| ObjectPlan {
-            warnings: warnings.iter().map(ToString::to_string).collect(),
-            ..ingress_plan(name, Value::Null, Value::Null, Vec::new())
-        };
-        let stage = |step: usize, objects: Vec<ObjectPlan>| StagePlan {
-            stage: Some(Stage::Step(step)),
+    /// Step `step` of 3 routing `traffic {step}0%`, with `objects`.
+    fn stage_of(step: usize, objects: Vec<ObjectPlan>) -> StagePlan {
+        StagePlan {
+            stage: Some(crate::model::Stage::Step(step)),
             label: format!("step {step}/3"),
             description: String::new(),
             routing: format!("traffic {step}0%"),
             unrouted: false,
             objects,
+        }
+    }
+
+    /// Rollout shop/demo's plan of `stages`, a preview or not.
+    fn plan_of(preview: bool, stages: Vec<StagePlan>) -> RoutingPlan {
+        RoutingPlan {
+            owner: "Rollout shop/demo".into(),
+            notes: Vec::new(),
+            warnings: Vec::new(),
+            preview,
+            waiting_for_stable_service: Vec::new(),
+            stages,
+        }
+    }
+
+    #[test]
+    fn a_warning_an_object_gets_at_several_steps_is_said_once_naming_them() {
+        let object = |name: &str, warnings: &[&str]| ObjectPlan {
+            warnings: warnings.iter().map(ToString::to_string).collect(),
+            ..ingress_plan(name, Value::Null, Value::Null, Vec::new())
         };
         let missing = "Service web-canary does not exist";
         let plan = RoutingPlan {
-            owner: "Rollout shop/demo".into(),
-            preview: false,
-            waiting_for_stable_service: Vec::new(),
-            notes: Vec::new(),
-            stages: vec![
-                stage(1, vec![object("web-canary", &[missing]), object("api-canary", &[missing])]),
-                stage(2, vec![object("web-canary", &[missing, "kept match rule"]), object("api-canary", &[])]),
-                stage(3, vec![object("web-canary", &["kept match rule", missing]), object("api-canary", &[])]),
-            ],
             warnings: vec!["of the whole plan".into()],
+            ..plan_of(
+                false,
+                vec![
+                    stage_of(1, vec![object("web-canary", &[missing]), object("api-canary", &[missing])]),
+                    stage_of(2, vec![object("web-canary", &[missing, "kept match rule"]), object("api-canary", &[])]),
+                    stage_of(3, vec![object("web-canary", &["kept match rule", missing]), object("api-canary", &[])]),
+                ],
+            )
         };
         let text = |warnings: &[&str]| warnings.iter().map(ToString::to_string).collect::<Vec<_>>();
         assert_eq!(
@@ -774,24 +788,9 @@ mod tests {
 
     #[test]
     fn a_previews_objects_are_counted_apart() {
-        use crate::model::Stage;
         let made = json!({"metadata": {"name": "web-canary"}, "spec": {"rules": [{"host": "a"}]}});
         let before = json!({"metadata": {"name": "web-canary"}, "spec": {"rules": [{"host": "b"}]}});
-        let plan = |preview: bool, objects: Vec<ObjectPlan>| RoutingPlan {
-            owner: "Rollout shop/demo".into(),
-            notes: Vec::new(),
-            warnings: Vec::new(),
-            preview,
-            waiting_for_stable_service: Vec::new(),
-            stages: vec![StagePlan {
-                stage: Some(Stage::Step(1)),
-                label: "step 1/1".into(),
-                description: String::new(),
-                routing: String::new(),
-                unrouted: false,
-                objects,
-            }],
-        };
+        let plan = |preview: bool, objects: Vec<ObjectPlan>| plan_of(preview, vec![stage_of(1, objects)]);
         let changing = |name| ingress_plan(name, before.clone(), made.clone(), Vec::new());
         let as_planned = |name| ingress_plan(name, made.clone(), made.clone(), Vec::new());
         let plans = [
@@ -813,7 +812,7 @@ mod tests {
 
     #[test]
     fn an_object_both_routings_plan_is_named_with_each_and_counted_once() {
-        use crate::model::{OwnerKind, Stage};
+        use crate::model::OwnerKind;
         let (before, after) = (json!({"spec": {"a": 1}}), json!({"spec": {"a": 2}}));
         let by = |kind, name: &str, planned: &Value| {
             let mut object = ingress_plan("web-canary", before.clone(), planned.clone(), Vec::new());
@@ -821,16 +820,8 @@ mod tests {
                 crate::model::Owner { kind, namespace: "shop".into(), name: name.into(), uid: String::new() };
             object
         };
-        let stage = |objects| StagePlan {
-            stage: Some(Stage::Step(1)),
-            label: "step 1/1".into(),
-            description: String::new(),
-            routing: String::new(),
-            unrouted: false,
-            objects,
-        };
         let contested =
-            stage(vec![by(OwnerKind::Rollout, "demo", &before), by(OwnerKind::TrafficRouting, "tr", &after)]);
+            stage_of(1, vec![by(OwnerKind::Rollout, "demo", &before), by(OwnerKind::TrafficRouting, "tr", &after)]);
         let names: Vec<String> = contested.objects.iter().map(|o| contested.object_name(o)).collect();
         assert_eq!(
             names,
@@ -841,17 +832,10 @@ mod tests {
         );
         let key = &contested.objects[0].key;
         assert_eq!(contested.objects_changed(), [(key, true)], "changed by either: changed");
-        let alone = stage(vec![by(OwnerKind::Rollout, "demo", &before)]);
+        let alone = stage_of(1, vec![by(OwnerKind::Rollout, "demo", &before)]);
         assert_eq!(alone.object_name(&alone.objects[0]), "Ingress shop/web-canary");
         assert_eq!(alone.objects_changed(), [(key, false)]);
-        let plans = [RoutingPlan {
-            owner: "Rollout shop/demo".into(),
-            notes: Vec::new(),
-            warnings: Vec::new(),
-            preview: false,
-            waiting_for_stable_service: Vec::new(),
-            stages: vec![contested],
-        }];
+        let plans = [plan_of(false, vec![contested])];
         assert_eq!(
             strip(&plan_summary(&plans)),
             "Plan: 1 to change, 0 already as planned (counted per step and object).\n"

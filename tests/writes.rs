@@ -1292,13 +1292,8 @@ fn two_selected_rollouts_that_write_one_object_are_refused_before_any_write() {
 fn each_selected_rollouts_refusal_is_said_in_one_run() {
     // A multi-Rollout trial: the guards stopped at the first Rollout refused, so a run named one
     // refusal, and the next run the next.
-    let mut second = rollout(2, "StepUpgrade");
-    second["metadata"]["name"] = json!("demo2");
-    second["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
-        json!([{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "demo2"}]);
-    let mut routed = virtual_service();
-    routed["metadata"]["name"] = json!("demo2");
-    let server = shop(2, "StepUpgrade").object(second).object(routed).start();
+    let second = demo2("StepUpgrade", "demo2");
+    let server = shop(2, "StepUpgrade").object(second).object(virtual_service_named("demo2")).start();
     let test = Test::new().kubeconfig(&server);
     let out = test.run_args(["approve", "demo", "demo2", "--yes"]).status(3).stderr_has(
         "error: rollouts.rollouts.kruise.io \"demo\" does not allow to approve, because current canary state is not 'StepPaused' (it is StepUpgrade)\nrollouts.rollouts.kruise.io \"demo2\" does not allow to approve, because current canary state is not 'StepPaused' (it is StepUpgrade)\n",
@@ -2267,18 +2262,29 @@ fn a_restore_whose_reply_was_lost_before_someone_elses_edit_names_the_object() {
     assert!(claims(&server).is_empty());
 }
 
-/// Puts Rollout `demo2` in `store`: labelled `app=demo` as `demo` is, at the same step, routing
-/// VirtualService `routes` (made too, unless it is demo's).
-fn put_demo2(store: &mut fake_apiserver::Store, routes: &str) {
-    let mut demo2 = rollout(2, "StepPaused");
+/// Rollout `demo2`: labelled `app=demo` as `demo` is, at step 2 in `state`, routing
+/// VirtualService `routes`.
+fn demo2(state: &str, routes: &str) -> Value {
+    let mut demo2 = rollout(2, state);
     demo2["metadata"]["name"] = json!("demo2");
     demo2["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"] =
         json!([{"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": routes}]);
-    store.put(demo2);
+    demo2
+}
+
+/// VirtualService `name`, as demo's is.
+fn virtual_service_named(name: &str) -> Value {
+    let mut routed = virtual_service();
+    routed["metadata"]["name"] = json!(name);
+    routed
+}
+
+/// Puts Rollout `demo2` in `store` (`demo2`), at demo's step, and the VirtualService it routes
+/// unless it is demo's.
+fn put_demo2(store: &mut fake_apiserver::Store, routes: &str) {
+    store.put(demo2("StepPaused", routes));
     if routes != "demo" {
-        let mut routed = virtual_service();
-        routed["metadata"]["name"] = json!(routes);
-        store.put(routed);
+        store.put(virtual_service_named(routes));
     }
 }
 
