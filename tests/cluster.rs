@@ -3161,6 +3161,9 @@ fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
     test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).status(3).stderr_has(refusal);
     assert_eq!(writes(&server), Vec::<String>::new());
     // --force restores, claiming both.
+    test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
+        .status(3)
+        .stderr_has("or pass --force to restore without that check (the objects themselves must still be readable: a restore reads each)\n");
     test.run_args(["restore", "--ref", "VirtualService/demo", "--yes", "--force"])
         .success()
         .stderr_has("it may route VirtualService shop/demo: claimed, but the objects are not checked for edits against it (--force)");

@@ -415,7 +415,7 @@ async fn namespace_rollouts(
             unloaded_routing.push(rollout.name);
         } else {
             return Err(Error::Refused(format!(
-                "nothing was written: {}; it may route {objects}, and the objects cannot be checked for edits against it: fix that (in the Rollout, or a permission its reads need), or pass --force to restore without that check",
+                "nothing was written: {}; it may route {objects}, and the objects cannot be checked for edits against it: fix that (in the Rollout, or a permission its reads need), or pass --force to restore without that check (the objects themselves must still be readable: a restore reads each)",
                 rollout.error
             )));
         }
