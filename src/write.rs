@@ -1005,23 +1005,36 @@ impl<'a> Writer<'a> {
 
     /// Before a later step of a sequence (`approve --to-end`) writes objects that someone else
     /// edited since the run's confirmation (`edited`: each with its state now, which the diff
-    /// shown starts from; a custom ref's undoes their edit, an HTTPRoute's may keep it): on a
-    /// terminal, asks whether to overwrite their edits, and backs each one up; otherwise refuses,
-    /// before anything of the step is written, saying how to `review` it.
+    /// shown starts from; a custom ref's undoes their edit, an HTTPRoute's may keep it; null for
+    /// one deleted, which the step makes again): on a terminal, asks whether to overwrite their
+    /// edits, and backs each one up; otherwise refuses, before anything of the step is written,
+    /// saying how to `review` it.
     pub async fn overwrite_edits(
         &mut self,
         edited: &[(ObjectKey, Arc<Value>)],
         step: &str,
         review: &str,
     ) -> Result<(), Error> {
-        if edited.is_empty() {
+        let names = |deleted: bool| {
+            let keys = edited.iter().filter(|(_, now)| now.is_null() == deleted).map(|(key, _)| key.to_string());
+            keys.collect::<Vec<_>>().join(", ")
+        };
+        let (changed, deleted) = (names(false), names(true));
+        let mut said = Vec::new();
+        if !changed.is_empty() {
+            said.push(format!(
+                "{changed} changed by someone else since this run's confirmation: at no step's plan now, and the diff above for {step} shows what writing it does to their edit"
+            ));
+        }
+        if !deleted.is_empty() {
+            said.push(format!(
+                "{deleted} deleted by someone else since this run's confirmation (this run wrote it at an earlier step): the diff above for {step} shows it made again"
+            ));
+        }
+        if said.is_empty() {
             return Ok(());
         }
-        let names: Vec<String> = edited.iter().map(|(key, _)| key.to_string()).collect();
-        let message = format!(
-            "{} changed by someone else since this run's confirmation: at no step's plan now, and the diff above for {step} shows what writing it does to their edit",
-            names.join(", ")
-        );
+        let message = said.join("; ");
         let Some(ask) = self.ask else {
             return Err(Error::Conflict(format!(
                 "{message}; not overwriting their edit, and {step} is not approved. Review it (`{review}`) and approve again"
@@ -1029,11 +1042,16 @@ impl<'a> Writer<'a> {
         };
         stderr::line(&message);
         self.ask("Overwrite their change?", ask).await?;
-        for (key, now) in edited {
+        for (key, now) in edited.iter().filter(|(_, now)| !now.is_null()) {
             let saved = self.back_up(key, now).await?;
             self.overwritten.push((key.clone(), saved));
         }
         Ok(())
+    }
+
+    /// Whether this run wrote `key` (at any step so far).
+    pub fn wrote(&self, key: &ObjectKey) -> bool {
+        self.written.iter().any(|written| written.change.key() == key)
     }
 
     /// After a 409: read the object again. Nobody changed what the change is about: the change

@@ -1093,6 +1093,29 @@ mod cluster {
     }
 
     #[test]
+    fn a_later_step_does_not_make_again_a_canary_someone_deleted_since_the_confirmation() {
+        // An Ingress and Gateway trial: the canary Ingress this run made at step 1, deleted by
+        // an operator before step 2 (the quickest way to cut the canary's traffic), was made
+        // again by step 2 without a word, exit 0.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "web", "--until-step", "2", "--yes", "--timeout", "60s"]);
+        child.wait_for_stdout("approved (step 1/3)");
+        server.delete_object("networking.k8s.io", "ingresses", NAMESPACE, "web-canary").expect("made at step 1");
+        server.clear_log();
+        pause_at(&server, 2);
+        child.finish().status(3).stderr_has(
+            "Ingress shop/web-canary deleted by someone else since this run's confirmation (this run wrote it at an earlier step): the diff above for step 2/3 shows it made again; not overwriting their edit, and step 2/3 is not approved. Review it (`kubectl rollout-lua plan web -n shop`) and approve again",
+        );
+        assert!(canary(&server).is_none(), "their deletion stands");
+        assert_eq!(ingress_writes(&server), Vec::<String>::new());
+        assert_eq!(state(&server), "StepPaused", "step 2 not approved");
+        // A run of its own shows the creation and makes it, as confirmed.
+        test.run_args(["approve", "web", "--yes"]).success().stdout_has("Ingress shop/web-canary created");
+        assert!(canary(&server).is_some());
+    }
+
+    #[test]
     fn a_canary_backup_whose_rollout_was_made_again_is_not_made_again_without_force() {
         // A review's finding: made again from its backup, the canary Ingress's owner reference
         // named a Rollout uid no longer there, and the garbage collector deleted it at once.

@@ -705,7 +705,9 @@ impl Run<'_> {
             let names = approvals.iter().map(|a| a.rollout.item.name.as_str()).collect::<Vec<_>>().join(" ");
             let review =
                 format!("kubectl rollout-lua plan {}", model::rollout_args(&session.cluster.namespace, &names));
-            writer.overwrite_edits(&edited_since(session, &live, &catalog, &approvals)?, &step, &review).await?;
+            let mut edited = edited_since(session, &live, &catalog, &approvals)?;
+            edited.extend(made_again(writer, &approvals));
+            writer.overwrite_edits(&edited, &step, &review).await?;
         }
         // An object edited after it was routed (at no step's plan) is written over only when
         // the user says so, as `restore` asks: the diff above shows the edit going.
@@ -816,6 +818,16 @@ fn edited_since(
         }
     }
     Ok(edited)
+}
+
+/// The objects the approvals make that this run wrote at an earlier step: someone deleted them
+/// since (a canary Ingress), each with its state now (null).
+fn made_again(writer: &Writer<'_>, approvals: &[Approval]) -> Vec<(ObjectKey, Arc<Value>)> {
+    let objects = approvals.iter().flat_map(|a| a.plan.stages.iter().flat_map(|s| &s.objects));
+    objects
+        .filter(|o| matches!(o.writes().next(), Some(Change::Create { .. })) && writer.wrote(&o.key))
+        .map(|o| (o.key.clone(), Arc::clone(&o.current)))
+        .collect()
 }
 
 /// What the sequence waits for right after approving `approved` (Rollouts of `namespace`), to
