@@ -409,6 +409,9 @@ struct Written {
     /// Its outcome was unknown; a fresh read showed it landed.
     resolved: Option<Resolved>,
     fate: Fate,
+    /// How many times the command had read the objects again before it: the step of a
+    /// sequence (`approve --until-step`) it was written at.
+    round: usize,
 }
 
 /// A question the writer may ask on a terminal (the command's `confirm`); None: never ask.
@@ -442,6 +445,8 @@ pub struct Writer<'a> {
     /// How many of `written` came before the command last read the objects again: an earlier
     /// step's (`approve --until-step`).
     written_before_read: usize,
+    /// How many times the command read the objects again (`read_again`).
+    rounds: usize,
     /// Each object as this run last read or wrote it: the resourceVersion of its next write.
     seen: BTreeMap<ObjectKey, Value>,
     /// `--dry-run=server`: each object's verdict.
@@ -491,6 +496,7 @@ impl<'a> Writer<'a> {
             saving: None,
             written: Vec::new(),
             written_before_read: 0,
+            rounds: 0,
             seen: BTreeMap::new(),
             verdicts: BTreeMap::new(),
             made: BTreeSet::new(),
@@ -926,7 +932,8 @@ impl<'a> Writer<'a> {
         why: &str,
     ) {
         let fate = Fate::Kept(why.into());
-        self.written.push(Written { change, resource: resource.clone(), stored, backup, resolved: None, fate });
+        let round = self.rounds;
+        self.written.push(Written { change, resource: resource.clone(), stored, backup, resolved: None, fate, round });
     }
 
     /// Sends `request` for `key`, renewing the claims first: one change may take several
@@ -1174,6 +1181,7 @@ impl<'a> Writer<'a> {
                 backup,
                 resolved,
                 fate: Fate::Written,
+                round: self.rounds,
             });
         }
         // What the server stored is what counts: a mutating admission webhook may have changed
@@ -1194,6 +1202,7 @@ impl<'a> Writer<'a> {
         self.seen.clear();
         self.already_gone.clear();
         self.written_before_read = self.written.len();
+        self.rounds += 1;
     }
 
     /// `VirtualService shop/demo updated (backup FILE)` when this run wrote `key` (`done` says
@@ -1260,9 +1269,12 @@ impl<'a> Writer<'a> {
 
     /// `the reply was lost; a fresh read shows …` (or what else became of the reply: it could
     /// not be read, the server answered 503, none came in time) when the outcome of a write of
-    /// `key` was unknown and a fresh read resolved it.
+    /// `key` was unknown and a fresh read resolved it: a write of the latest step that wrote it
+    /// (an earlier step's line said its own).
     pub fn unheard_reply(&self, key: &ObjectKey) -> Option<String> {
-        let resolved = self.written.iter().filter(|w| w.change.key() == key).find_map(|w| w.resolved.as_ref())?;
+        let of_key = || self.written.iter().filter(|w| w.change.key() == key);
+        let latest = of_key().map(|w| w.round).max()?;
+        let resolved = of_key().filter(|w| w.round == latest).find_map(|w| w.resolved.as_ref())?;
         let reply = &resolved.reply;
         Some(match resolved.landed {
             Landed::MovedOn => format!("{reply}; a fresh read shows the {} has since moved on", key.kind),
@@ -1490,6 +1502,7 @@ impl<'a> Writer<'a> {
                 backup: unheard.backup,
                 resolved: Some(Resolved { landed, reply: unheard.reply }),
                 fate,
+                round: self.rounds,
             });
         }
         true

@@ -832,6 +832,33 @@ fn paused_at_step_2(server: &FakeHandle) {
 }
 
 #[test]
+fn a_later_steps_lines_say_nothing_of_an_earlier_steps_lost_reply() {
+    // An Ingress and Gateway trial: step 1's lost reply (its write read back) was said again on
+    // step 2's line of the object, and so was the approval's on step 2's approval line.
+    let server = shop(1, "StepPaused").start();
+    server.reply_fault(vs_updates(), 2, Stage::AfterStore, ReplyFault::Lost);
+    server.reply_fault(
+        Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"])),
+        1,
+        Stage::AfterStore,
+        ReplyFault::Lost,
+    );
+    let test = Test::new().kubeconfig(&server);
+    let child = approved_step_1_until_step_2(&test);
+    paused_at_step_2(&server);
+    let out = child.finish().success();
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("VirtualService shop/demo ")).collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(lines[0].contains("; the reply was lost; a fresh read shows the write)"), "{}", lines[0]);
+    assert!(!lines[1].contains("reply"), "{}", lines[1]);
+    let approvals: Vec<&str> =
+        out.stdout.lines().filter(|l| l.starts_with("rollout.rollouts.kruise.io/demo approved")).collect();
+    assert_eq!(approvals.len(), 2, "{}", out.stdout);
+    assert!(approvals[0].contains("a fresh read shows"), "{}", approvals[0]);
+    assert_eq!(approvals[1], "rollout.rollouts.kruise.io/demo approved (step 2/3)");
+}
+
+#[test]
 fn a_renewal_a_busy_server_refuses_while_following_is_tried_again_while_the_claim_lasts() {
     // A regression (audit s29 safety3 #2): one 503 on the claim's renewal while following ended
     // the whole sequence, with the claim valid 100s more and --timeout far off. The renewal is
