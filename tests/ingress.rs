@@ -1116,6 +1116,23 @@ mod cluster {
     }
 
     #[test]
+    fn a_canary_deleted_by_a_step_whose_approval_may_still_land_is_said_deleted_and_kept() {
+        // An Ingress and Gateway trial: the report said `written and kept …, so its routing
+        // stays` of the canary Ingress that step 3 (no traffic) had deleted.
+        let server = serving("nginx", 2, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["approve", "web", "--yes"]).success();
+        pause_at(&server, 3);
+        // Not stored, and read back unapplied: it may still land, so the routing stays.
+        server.storm(Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"])), Some(1), 503, None);
+        test.run_args(["approve", "web", "--yes"])
+            .status(1)
+            .stderr_has("  Ingress shop/web-canary: deleted and kept: ")
+            .stderr_has("  Rollout shop/web: ");
+        assert!(canary(&server).is_none());
+    }
+
+    #[test]
     fn a_canary_backup_whose_rollout_was_made_again_is_not_made_again_without_force() {
         // A review's finding: made again from its backup, the canary Ingress's owner reference
         // named a Rollout uid no longer there, and the garbage collector deleted it at once.

@@ -974,17 +974,22 @@ async fn write_approval(
     let rollout = approval.rollout;
     let change = approval_change(rollout);
     let approved = writer.apply(&live.rollouts, &change).await;
-    let keys: Vec<&ObjectKey> =
-        approval.plan.stages.iter().flat_map(|s| &s.objects).map(|o| &o.key).chain([change.key()]).collect();
+    // `written and kept: WHY`, or `deleted and kept` for an object the step deletes (a canary
+    // Ingress): what each object of the step, and the Rollout, is left at.
+    let keep = |writer: &mut Writer<'_>, why: &str| {
+        for object in approval.plan.stages.iter().flat_map(|s| &s.objects) {
+            let done = match object.writes().last() {
+                Some(Change::Delete { .. }) => "deleted",
+                _ => "written",
+            };
+            writer.keep(&object.key, &format!("{done} and kept: {why}"));
+        }
+        writer.keep(change.key(), &format!("written and kept: {why}"));
+    };
     let label = rollout.item.stage_label(approval.stage);
     match (approved, writer.may_land(change.key())) {
         (Ok(_), _) => {
-            for key in keys {
-                writer.keep(
-                    key,
-                    &format!("written and kept: Rollout {} is approved with it ({label})", rollout.item.name),
-                );
-            }
+            keep(writer, &format!("Rollout {} is approved with it ({label})", rollout.item.name));
             let unheard = writer.unheard_reply(change.key()).map(|reply| format!(" ({reply})")).unwrap_or_default();
             Ok(format!("rollout.rollouts.kruise.io/{} approved ({label}){unheard}\n", rollout.item.name))
         }
@@ -993,14 +998,7 @@ async fn write_approval(
             // rolled back, the routing would leave the Rollout approved with the step before's.
             // Kept, it is the current step's routing, what --traffic-only writes: harmless.
             let name = &rollout.item.name;
-            for key in keys {
-                writer.keep(
-                    key,
-                    &format!(
-                        "written and kept: the approval of Rollout {name} may still land, so its routing ({label}) stays"
-                    ),
-                );
-            }
+            keep(writer, &format!("the approval of Rollout {name} may still land, so its routing ({label}) stays"));
             let seen = match how {
                 MayLand::ReadBackUnapplied => "was not applied when read back, but",
                 MayLand::Unread => "could not be read back, and",
@@ -1019,12 +1017,10 @@ async fn write_approval(
             let fresh = match cluster.get(&live.rollouts, &rollout.namespace, name).await {
                 Ok(fresh) => fresh,
                 Err(read) => {
-                    for key in keys {
-                        writer.keep(
-                            key,
-                            &format!("written and kept: whether Rollout {name} still waits at {label} is not known, so its routing stays"),
-                        );
-                    }
+                    keep(
+                        writer,
+                        &format!("whether Rollout {name} still waits at {label} is not known, so its routing stays"),
+                    );
                     let args = model::rollout_args(&rollout.namespace, name);
                     return Err(error.with_report(&format!(
                         "Rollout {name} could not be read again after that ({read}): `kubectl rollout-lua status {args}` shows where it stands; {}, or, to undo this run's writes, `kubectl rollout-lua restore --from-backup FILE` puts back each object whose line below names its state before this run (FILE), and `kubectl delete` removes one this run made",
@@ -1039,15 +1035,13 @@ async fn write_approval(
                     rollout.item.name
                 ))),
                 Unapproved::Unknown => {
-                    for key in keys {
-                        writer.keep(
-                            key,
-                            &format!(
-                                "written and kept: Rollout {} is no longer paused at {label} (approved?), so its routing stays",
-                                rollout.item.name
-                            ),
-                        );
-                    }
+                    keep(
+                        writer,
+                        &format!(
+                            "Rollout {} is no longer paused at {label} (approved?), so its routing stays",
+                            rollout.item.name
+                        ),
+                    );
                     Err(error)
                 }
             }
