@@ -216,19 +216,30 @@ enum Fate {
     },
 }
 
-/// The way back after the report's lines (`FROM_BACKUP`), when an object with a backup (`Some`
+/// The ways back after the report's lines: `FROM_BACKUP` when an object with a backup (`Some`
 /// beside its fate) was left not rolled back, or its undo was out (`in_flight`) when a second
-/// signal stopped the run; not for one kept on purpose, nor for one whose own line says its way
-/// back (one being deleted, held by its finalizers: kept).
+/// signal stopped the run; `MADE_LEFT` when an object this run made (no backup) was, or may
+/// have been, left (its create out, or unheard: `made_unheard`). Not for one kept on purpose,
+/// nor for one whose own line says its way back (one being deleted, held by its finalizers:
+/// kept).
 fn way_back<'a>(
     fates: impl IntoIterator<Item = (&'a Fate, Option<&'a PathBuf>)>,
     in_flight: Option<&InFlight>,
-) -> Option<&'static str> {
-    let undo_out = in_flight.is_some_and(|out| out.undoing && out.backup.is_some());
-    let mut fates = fates.into_iter();
-    let not_rolled_back =
-        |(fate, backup): (&Fate, Option<&PathBuf>)| matches!(fate, Fate::NotRolledBack { .. }) && backup.is_some();
-    (undo_out || fates.any(not_rolled_back)).then_some(FROM_BACKUP)
+    made_unheard: bool,
+) -> Vec<&'static str> {
+    let (mut with_backup, mut made) = match in_flight {
+        Some(out) if out.undoing => (out.backup.is_some(), out.backup.is_none()),
+        Some(out) => (false, out.makes),
+        None => (false, false),
+    };
+    made |= made_unheard;
+    for (fate, backup) in fates {
+        if matches!(fate, Fate::NotRolledBack { .. }) {
+            with_backup |= backup.is_some();
+            made |= backup.is_none();
+        }
+    }
+    [(with_backup, FROM_BACKUP), (made, MADE_LEFT)].into_iter().filter(|(due, _)| *due).map(|(_, way)| way).collect()
 }
 
 /// A write whose outcome was unknown that a fresh read resolved.
@@ -336,6 +347,9 @@ const COULD_NOT: &str = "could NOT roll back";
 /// After a report that names an object not rolled back that has a backup.
 const FROM_BACKUP: &str =
     "  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it";
+/// After a report that names an object this run made that is, or may be, left.
+const MADE_LEFT: &str =
+    "  `kubectl delete` removes an object this run made (`it did not exist before this run`) that is, or may be, left";
 const ROLLBACK_UNSURE: &str = "may or may not be rolled back";
 const ROLLBACK_OUT: &str = "may or may not be rolled back (its rollback was out)";
 /// After a report that names a request whose outcome is unknown.
@@ -818,6 +832,13 @@ impl<'a> Writer<'a> {
                     self.already_gone.push(key);
                     return Ok(None);
                 }
+                // Deleted meanwhile, under this update or patch: as a conflict would find it.
+                Err(Error::Api { failure, .. })
+                    if failure.code == Some(404)
+                        && matches!(change, Change::Replace { .. } | Change::MergePatch { .. }) =>
+                {
+                    return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
+                }
                 Err(Error::Api { failure, .. }) if failure.is_conflict() && attempt < CONFLICT_RETRIES => {
                     attempt += 1;
                     change = self.after_conflict(resource, &change).await?;
@@ -1076,8 +1097,13 @@ impl<'a> Writer<'a> {
                 "conflict on {key}: nobody changed what this write is about; writing it again at the new resourceVersion"
             ));
         } else {
+            let uid = |object: &Value| object["metadata"]["uid"].clone();
             let message = match change {
                 Change::Create { .. } => format!("{key} was made by someone else while this run made it"),
+                // Their object may hold what the old one held: the diff may show nothing.
+                _ if uid(&seen).is_string() && uid(&seen) != uid(&fresh) => {
+                    format!("{key} was deleted, then made again by someone else (another uid) while this run wrote it")
+                }
                 _ => format!("{key} was changed by someone else while this run wrote it"),
             };
             let overwritable =
@@ -1545,7 +1571,12 @@ impl<'a> Writer<'a> {
         };
         lines.extend(claims_left);
         let fates = self.written.iter().map(|w| (&w.fate, self.backup_of(w.change.key())));
-        lines.extend(way_back(fates, in_flight).map(|way| format!("{way}{once_released}")));
+        let made_unheard = self.may_land.iter().any(|unheard| matches!(unheard.change, Change::Create { .. }));
+        for way in way_back(fates, in_flight, made_unheard) {
+            // Only a restore waits for the claim.
+            let after = if way == FROM_BACKUP { once_released } else { "" };
+            lines.push(format!("{way}{after}"));
+        }
         let rollback_unsure = self.written.iter().any(|w| matches!(w.fate, Fate::NotRolledBack { unsure: true, .. }));
         if in_flight.is_some() || !self.may_land.is_empty() || rollback_unsure {
             // `status` asks the same server: while it does not answer, neither does `status`.
@@ -1972,17 +2003,19 @@ mod tests {
     fn the_way_back_is_named_for_an_object_left_not_rolled_back_with_a_backup() {
         let backup = PathBuf::from("/b/1.yaml");
         let not_rolled_back = Fate::NotRolledBack { why: format!("{ROLLBACK_UNSURE} (…)"), unsure: true };
-        assert_eq!(way_back([(&not_rolled_back, Some(&backup))], None), Some(FROM_BACKUP));
-        assert_eq!(way_back([(&not_rolled_back, None)], None), None, "made by this run: no backup to put back");
+        let none: Vec<&str> = Vec::new();
+        assert_eq!(way_back([(&not_rolled_back, Some(&backup))], None, false), [FROM_BACKUP]);
+        assert_eq!(way_back([(&not_rolled_back, None)], None, false), [MADE_LEFT], "made by this run: no backup");
         // Whatever its words: kept on purpose (someone's edit), or with its own way back on its
         // line (held by its finalizers), an object gets none.
         for kept in [SOMEONE_CHANGED_IT.to_string(), format!("{COULD_NOT}: it is being deleted")] {
-            assert_eq!(way_back([(&Fate::Kept(kept), Some(&backup))], None), None);
+            assert_eq!(way_back([(&Fate::Kept(kept), Some(&backup))], None, false), none);
         }
         let done = [(&Fate::Written, Some(&backup)), (&Fate::RolledBack, Some(&backup))];
-        assert_eq!(way_back(done, None), None);
-        let fates = [(&Fate::RolledBack, Some(&backup)), (&not_rolled_back, Some(&backup))];
-        assert_eq!(way_back(fates, None), Some(FROM_BACKUP), "once for the report");
+        assert_eq!(way_back(done, None, false), none);
+        assert_eq!(way_back(done, None, true), [MADE_LEFT], "a create unheard may have made it");
+        let fates = [(&Fate::RolledBack, Some(&backup)), (&not_rolled_back, Some(&backup)), (&not_rolled_back, None)];
+        assert_eq!(way_back(fates, None, false), [FROM_BACKUP, MADE_LEFT], "each once for the report");
         // An undo out when a second signal came may not have landed; a forward write out is no
         // rollback left undone.
         let out = |undoing, backup: Option<&PathBuf>| InFlight {
@@ -1992,9 +2025,11 @@ mod tests {
             makes: false,
             undoing,
         };
-        assert_eq!(way_back(done, Some(&out(true, Some(&backup)))), Some(FROM_BACKUP));
-        assert_eq!(way_back(done, Some(&out(true, None))), None, "made by this run");
-        assert_eq!(way_back(done, Some(&out(false, Some(&backup)))), None);
+        assert_eq!(way_back(done, Some(&out(true, Some(&backup))), false), [FROM_BACKUP]);
+        assert_eq!(way_back(done, Some(&out(true, None)), false), [MADE_LEFT], "made by this run");
+        assert_eq!(way_back(done, Some(&out(false, Some(&backup))), false), none);
+        let create_out = InFlight { makes: true, ..out(false, None) };
+        assert_eq!(way_back(done, Some(&create_out), false), [MADE_LEFT], "a create out may have made it");
     }
 
     #[test]

@@ -1133,6 +1133,41 @@ mod cluster {
     }
 
     #[test]
+    fn a_canary_deleted_by_someone_else_under_the_runs_patch_is_a_refusal_as_an_edit_is() {
+        // An Ingress and Gateway trial: an edit there is a refusal (exit 3) with their diff, a
+        // deletion was a failure (exit 1) with the API server's 404.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["approve", "web", "--yes"]).success();
+        pause_at(&server, 2);
+        // The claim, then the canary's patch: deleted right before it.
+        server.before_write(2, |store| {
+            store.delete("networking.k8s.io", "ingresses", NAMESPACE, "web-canary").expect("made at step 1");
+        });
+        test.run_args(["approve", "web", "--yes"])
+            .status(3)
+            .stderr_has("error: Ingress shop/web-canary was deleted by someone else while this run wrote it\n");
+        assert!(canary(&server).is_none(), "their deletion stands");
+        assert_eq!(state(&server), "StepPaused");
+        // Deleted and made again as it was (a GitOps tool's replace): their diff is empty, and
+        // the message says what happened.
+        let server = serving("nginx", 1, "StepPaused").start();
+        test.kubeconfig(&server).run_args(["approve", "web", "--yes"]).success();
+        pause_at(&server, 2);
+        server.before_write(2, |store| {
+            let mut old = store.delete("networking.k8s.io", "ingresses", NAMESPACE, "web-canary").expect("made");
+            for field in ["uid", "resourceVersion", "creationTimestamp"] {
+                old["metadata"].as_object_mut().unwrap().remove(field);
+            }
+            store.put(old);
+        });
+        Test::new().kubeconfig(&server).run_args(["approve", "web", "--yes"]).status(3).stderr_has(
+            "error: Ingress shop/web-canary was deleted, then made again by someone else (another uid) while this run wrote it; not overwriting their edit:\n",
+        );
+        assert_eq!(state(&server), "StepPaused");
+    }
+
+    #[test]
     fn a_canary_backup_whose_rollout_was_made_again_is_not_made_again_without_force() {
         // A review's finding: made again from its backup, the canary Ingress's owner reference
         // named a Rollout uid no longer there, and the garbage collector deleted it at once.
@@ -1693,7 +1728,10 @@ mod cluster {
             .stderr_has(
                 "  Ingress shop/web-canary: made, not rolled back; a later write of it: may or may not be rolled back \
                  (no whole reply came within 1s; reading it again failed the same way) (it did not exist before this run)\n",
-            );
+            )
+            // An Ingress and Gateway trial: the way back named only the backups, which a canary
+            // this run made has none of.
+            .stderr_has("\n  `kubectl delete` removes an object this run made (`it did not exist before this run`) that is, or may be, left\n");
         assert_eq!(unanswered(&server), ["PATCH web-canary", "GET web-canary"], "no delete");
         assert!(canary(&server).is_some());
 
@@ -1705,10 +1743,14 @@ mod cluster {
         assert!(undo.wait_until_held(Duration::from_secs(30)), "the undo is sent");
         child.first_signal("INT");
         child.signal("INT");
-        child.finish().status(130).stderr_has(
-            "  Ingress shop/web-canary: made, not rolled back; a later write of it: may or may not be rolled back \
+        child
+            .finish()
+            .status(130)
+            .stderr_has(
+                "  Ingress shop/web-canary: made, not rolled back; a later write of it: may or may not be rolled back \
              (its rollback was out) (it did not exist before this run)\n",
-        );
+            )
+            .stderr_has("\n  `kubectl delete` removes an object this run made");
         undo.release();
         assert!(canary(&server).is_some());
     }
@@ -1732,7 +1774,7 @@ mod cluster {
         let server = serving("nginx", 1, "StepPaused").start();
         let late = server.late_write(Requests::Matching(Rule::new(["create"]).resources(["ingresses"])), 1);
         approve_with_the_canary_not_read_back(&server).stderr_has(
-            "  Ingress shop/web-canary: not applied when read back (the server answered 504 Timeout; the server may still apply it) (it did not exist before this run)\n  nothing else was written\n  `kubectl rollout-lua status` shows where each object now stands",
+            "  Ingress shop/web-canary: not applied when read back (the server answered 504 Timeout; the server may still apply it) (it did not exist before this run)\n  nothing else was written\n  `kubectl delete` removes an object this run made (`it did not exist before this run`) that is, or may be, left\n  `kubectl rollout-lua status` shows where each object now stands",
         );
         assert!(canary(&server).is_none());
         assert_eq!(late.land(Duration::from_secs(5)), Some(201), "the server may still make it");

@@ -1553,7 +1553,8 @@ fn the_routing_of_a_rollout_deleted_or_made_again_before_its_approval_is_rolled_
     let out = approve_held_while(&server, || {
         server.delete_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo").expect("the Rollout");
     });
-    let out = out.status(1).stderr_has("rollouts.rollouts.kruise.io \"demo\" not found (404 NotFound)").stderr_has(
+    // Someone else's doing, as a Rollout made again is: a refusal (exit 3).
+    let out = out.status(3).stderr_has("Rollout shop/demo was deleted by someone else while this run wrote it\n").stderr_has(
         "Rollout demo was deleted while this run approved it: no Rollout was approved, so the routing written for it is rolled back",
     );
     rolled_back_for_a_deleted_rollout(&server, out);
@@ -1656,9 +1657,9 @@ fn the_routing_of_a_rollout_deleted_while_the_question_waits_is_rolled_back() {
     server.delete_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo").expect("the Rollout");
     session.type_keys(b"yes\n");
     let (status, screen) = session.finish();
-    assert_eq!(status.and_then(|s| s.code()), Some(1), "{screen}");
+    assert_eq!(status.and_then(|s| s.code()), Some(3), "{screen}");
     let stderr = screen.replace("\r\n", "\n");
-    let out = Output { status: 1, stdout: String::new(), stderr };
+    let out = Output { status: 3, stdout: String::new(), stderr };
     rolled_back_for_a_deleted_rollout(&server, out.stderr_has("Rollout demo was deleted while this run approved it"));
 }
 
