@@ -1077,9 +1077,11 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    /// Whether this run wrote `key` (at any step so far).
-    pub fn wrote(&self, key: &ObjectKey) -> bool {
-        self.written.iter().any(|written| written.change.key() == key)
+    /// Whether this run's last write of `key` left the object there: it wrote it, and did not
+    /// delete it.
+    pub fn left_in_place(&self, key: &ObjectKey) -> bool {
+        let last = self.written.iter().rfind(|written| written.change.key() == key);
+        last.is_some_and(|written| !matches!(written.change, Change::Delete { .. }))
     }
 
     /// After a 409: read the object again. Nobody changed what the change is about: the change

@@ -1116,6 +1116,26 @@ mod cluster {
     }
 
     #[test]
+    fn a_later_step_makes_again_the_canary_an_earlier_step_of_the_run_deleted() {
+        // Step 2 has no traffic (the canary Ingress goes), step 3 has: made again, as the
+        // controller would, by a run that deleted it itself.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        let steps = rollout["spec"]["strategy"]["canary"]["steps"].as_array_mut().unwrap();
+        steps.insert(1, json!({"replicas": "50%"}));
+        server.put_object(rollout);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "web", "--until-step", "3", "--yes", "--timeout", "60s"]);
+        child.wait_for_stdout("approved (step 1/4)");
+        pause_at(&server, 2);
+        child.wait_for_stdout("approved (step 2/4)");
+        assert!(canary(&server).is_none(), "step 2 deleted it");
+        pause_at(&server, 3);
+        child.finish().success().stdout_has("approved (step 3/4)");
+        assert_eq!(annotations(&canary(&server).expect("made again"))[format!("{NGINX}/canary-weight")], "30");
+    }
+
+    #[test]
     fn a_canary_deleted_by_a_step_whose_approval_may_still_land_is_said_deleted_and_kept() {
         // An Ingress and Gateway trial: the report said `written and kept …, so its routing
         // stays` of the canary Ingress that step 3 (no traffic) had deleted.

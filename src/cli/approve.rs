@@ -820,12 +820,13 @@ fn edited_since(
     Ok(edited)
 }
 
-/// The objects the approvals make that this run wrote at an earlier step: someone deleted them
-/// since (a canary Ingress), each with its state now (null).
+/// The objects the approvals make that an earlier step of this run left in place: someone
+/// deleted them since (a canary Ingress), each with its state now (null). (One a step of this
+/// run deleted, a step without traffic, is made again as the controller would.)
 fn made_again(writer: &Writer<'_>, approvals: &[Approval]) -> Vec<(ObjectKey, Arc<Value>)> {
     let objects = approvals.iter().flat_map(|a| a.plan.stages.iter().flat_map(|s| &s.objects));
     objects
-        .filter(|o| matches!(o.writes().next(), Some(Change::Create { .. })) && writer.wrote(&o.key))
+        .filter(|o| matches!(o.writes().next(), Some(Change::Create { .. })) && writer.left_in_place(&o.key))
         .map(|o| (o.key.clone(), Arc::clone(&o.current)))
         .collect()
 }
