@@ -728,6 +728,15 @@ mod cluster {
         server.put_object(rollout);
     }
 
+    /// Makes step `step` of Rollout web one without traffic (the canary Ingress goes), the
+    /// steps from it on one later.
+    fn add_a_step_without_traffic(server: &FakeHandle, step: usize) {
+        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
+        let steps = rollout["spec"]["strategy"]["canary"]["steps"].as_array_mut().unwrap();
+        steps.insert(step - 1, json!({"replicas": "50%"}));
+        server.put_object(rollout);
+    }
+
     fn state(server: &FakeHandle) -> Value {
         server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap()["status"]["canaryStatus"]
             ["currentStepState"]
@@ -1072,10 +1081,7 @@ mod cluster {
         // step's backup kept, the object having been written (made) at an earlier step.
         let server = serving("nginx", 2, "StepPaused").start();
         // Step 3 has no traffic (the canary Ingress goes) and is not the last.
-        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
-        let steps = rollout["spec"]["strategy"]["canary"]["steps"].as_array_mut().unwrap();
-        steps.insert(2, json!({"replicas": "50%"}));
-        server.put_object(rollout);
+        add_a_step_without_traffic(&server, 3);
         let test = Test::new().kubeconfig(&server);
         let child = test.spawn(&["approve", "web", "--until-step", "3", "--yes", "--timeout", "60s"]);
         child.wait_for_stdout("approved (step 2/4)");
@@ -1120,10 +1126,7 @@ mod cluster {
         // Step 2 has no traffic (the canary Ingress goes), step 3 has: made again, as the
         // controller would, by a run that deleted it itself.
         let server = serving("nginx", 1, "StepPaused").start();
-        let mut rollout = server.object("rollouts.kruise.io", "*", "rollouts", NAMESPACE, "web").unwrap();
-        let steps = rollout["spec"]["strategy"]["canary"]["steps"].as_array_mut().unwrap();
-        steps.insert(1, json!({"replicas": "50%"}));
-        server.put_object(rollout);
+        add_a_step_without_traffic(&server, 2);
         let test = Test::new().kubeconfig(&server);
         let child = test.spawn(&["approve", "web", "--until-step", "3", "--yes", "--timeout", "60s"]);
         child.wait_for_stdout("approved (step 1/4)");
