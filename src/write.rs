@@ -456,10 +456,8 @@ pub struct Writer<'a> {
     /// goes on, and the file is then left.
     saving: Option<ObjectKey>,
     written: Vec<Written>,
-    /// How many of `written` came before the command last read the objects again: an earlier
-    /// step's (`approve --until-step`).
-    written_before_read: usize,
-    /// How many times the command read the objects again (`read_again`).
+    /// How many times the command read the objects again (`read_again`): the writes of earlier
+    /// rounds are an earlier step's (`approve --until-step`).
     rounds: usize,
     /// Each object as this run last read or wrote it: the resourceVersion of its next write.
     seen: BTreeMap<ObjectKey, Value>,
@@ -509,7 +507,6 @@ impl<'a> Writer<'a> {
             unremoved: Vec::new(),
             saving: None,
             written: Vec::new(),
-            written_before_read: 0,
             rounds: 0,
             seen: BTreeMap::new(),
             verdicts: BTreeMap::new(),
@@ -789,7 +786,7 @@ impl<'a> Writer<'a> {
         // it). Not for a status patch (the approval): `restore --from-backup` of a Rollout
         // would put an old spec over the live one, and the status is the controller's.
         let first_write = !self.written.iter().any(|w| w.change.key() == &key);
-        let first_of_step = !self.written[self.written_before_read..].iter().any(|w| w.change.key() == &key);
+        let first_of_step = !self.this_step().iter().any(|w| w.change.key() == &key);
         let backup = match change.before().filter(|_| first_of_step && change.subresource().is_none()) {
             Some(before) => {
                 let saved = self.back_up(&key, before).await?;
@@ -1077,6 +1074,16 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
+    /// The writes of the steps before the current one (rounds before the objects were last read
+    /// again), and those of the current one.
+    fn earlier_steps(&self) -> &[Written] {
+        &self.written[..self.written.partition_point(|w| w.round < self.rounds)]
+    }
+
+    fn this_step(&self) -> &[Written] {
+        &self.written[self.earlier_steps().len()..]
+    }
+
     /// Whether this run's last write of `key` left the object there: it wrote it, and did not
     /// delete it.
     pub fn left_in_place(&self, key: &ObjectKey) -> bool {
@@ -1229,7 +1236,6 @@ impl<'a> Writer<'a> {
     pub fn read_again(&mut self) {
         self.seen.clear();
         self.already_gone.clear();
-        self.written_before_read = self.written.len();
         self.rounds += 1;
     }
 
@@ -1238,7 +1244,7 @@ impl<'a> Writer<'a> {
     /// has no backup. A backup is taken at each step's first write of the object; a step that
     /// wrote it without one (it made it again) names the earlier one by what it holds.
     pub fn written_line(&self, key: &ObjectKey, done: &str) -> Option<String> {
-        let this_step = &self.written[self.written_before_read..];
+        let this_step = self.this_step();
         if self.already_gone.contains(key) && !this_step.iter().any(|w| w.change.key() == key) {
             return Some(format!(
                 "{key} was deleted meanwhile (by someone else, or the controller): nothing to delete\n"
@@ -1250,7 +1256,7 @@ impl<'a> Writer<'a> {
         let backed_up = self.written.iter().rposition(|w| w.change.key() == key && w.backup.is_some());
         let backup = match self.backup_of(key) {
             // This step made it again (a backup is of an earlier step's write).
-            Some(_) if backed_up.is_some_and(|latest| latest < self.written_before_read) => {
+            Some(_) if backed_up.is_some_and(|latest| latest < self.earlier_steps().len()) => {
                 "it did not exist before this step".into()
             }
             Some(backup) => format!("backup {}", backup.display()),
@@ -1618,7 +1624,7 @@ impl<'a> Writer<'a> {
         // before this run is said, or, with a later write whose outcome is unknown, that write's
         // backup (its state before this step), the way back to where the approved step left it.
         // Else the backup the way back puts back: of this step's write.
-        let earlier = &self.written[..self.written_before_read];
+        let earlier = self.earlier_steps();
         let backup = match (earlier.iter().any(|w| std::ptr::eq(w, shown)), later_out) {
             (true, Some(later)) => later.backup.as_ref().or(self.backup_of(key)),
             (true, None) => earlier.iter().filter(|w| w.change.key() == key).find_map(|w| w.backup.as_ref()),
