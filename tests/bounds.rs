@@ -109,6 +109,14 @@ fn a_503_storm_is_retried_with_progress_within_a_budget_then_fails_clearly() {
         .stderr_has("the server is currently unable to handle the request (503 ServiceUnavailable)");
     assert_eq!(output.stderr.matches("retrying in 8s").count(), 2, "{}", output.stderr);
     assert!(took >= Duration::from_secs(16) && took < Duration::from_secs(60), "took {took:?}");
+    // `--request-timeout` bounds the request, its retries included, as kubectl's does.
+    server.clear_faults();
+    server.storm(Requests::All, None, 503, Some(1));
+    let (output, took) = timed(&test, &["plan", "demo", "--request-timeout", "3s"]);
+    output.status(1).stderr_has("API server busy (503), retrying in 1s, 1s left\n").stderr_has(
+        "API server busy (503): giving up (the request's time limit, 3s (--request-timeout), would pass first)\n",
+    );
+    assert!(took >= Duration::from_secs(2) && took < Duration::from_secs(10), "took {took:?}");
     // Without Retry-After the client backs off from half a second.
     server.clear_faults();
     server.storm(rollout_reads(), Some(1), 429, None);

@@ -343,8 +343,6 @@ impl Cluster {
         .expect("a version and a platform are header text");
         let builder = ClientBuilder::try_from(config)
             .map_err(connecting)?
-            // Innermost, so that each retry of a busy server's refusal gets its own deadline.
-            .with_layer(&DeadlineLayer(request_limit))
             // Each reply's body is cut off past MAX_REPLY, counted as it is read (a chunked
             // reply says no length up front).
             .with_layer(&MapResponseLayer::new(|response: http::Response<_>| {
@@ -358,15 +356,18 @@ impl Cluster {
                 request
             }))
             .with_layer(&BufferLayer::new(REQUESTS_IN_FLIGHT))
-            // A token from an exec plugin is put on each request here, and renewed as it expires.
+            .with_layer(&RetryLayer::new(Retries::default()))
+            // Around the retries, as kubectl's limit is: a request ends within it, retries and all.
+            .with_layer(&DeadlineLayer(request_limit))
+            // A token from an exec plugin is put on each request here, and renewed as it expires
+            // (a plugin that takes long is bounded by its own limit, not the request's).
             .with_layer(&tower::util::option_layer(plugin_token.map(Authenticate)))
             .with_layer(&tower::util::option_layer(token_file.map(|file| {
                 MapRequestLayer::new(move |mut request: http::Request<kube::client::Body>| {
                     request.headers_mut().insert(http::header::AUTHORIZATION, file.header());
                     request
                 })
-            })))
-            .with_layer(&RetryLayer::new(Retries::default()));
+            })));
         let client = builder.build();
         Ok(Cluster {
             client,

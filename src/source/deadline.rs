@@ -3,10 +3,11 @@
 //! per-read timeout would not do: it starts again whenever data arrives, so a server (or proxy)
 //! that trickles a reply byte by byte kept a request alive for as long as it liked.
 //!
-//! The limit applies to each attempt (a retry of a busy server's refusal gets its own, within
-//! the retry budget of `super::retry`). A watch is bounded too: it asks the server to end it
-//! after half the limit (`super::watch`), and one the server does not end in time is cut off
-//! here and resumed like any dropped watch.
+//! The limit is on the whole request, its retries included, as kubectl's is: the layer sits
+//! outside the retry policy, which is handed the deadline ([`RequestDeadline`]) so as not to
+//! wait for a retry it would not live to send. A watch is bounded too: it asks the server to
+//! end it after half the limit (`super::watch`), and one the server does not end in time is cut
+//! off here and resumed like any dropped watch.
 
 use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
@@ -16,6 +17,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 use tower::{BoxError, Layer, Service};
+
+/// When a request must be answered by, and the limit that set it: put in the request's
+/// extensions for the layers it passes through (the retry policy).
+#[derive(Clone, Copy, Debug)]
+pub struct RequestDeadline {
+    pub at: Instant,
+    pub limit: Duration,
+}
 
 /// Puts the deadline on every request of the service it wraps (`None`: no limit).
 #[derive(Clone, Copy)]
@@ -56,8 +65,12 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn call(&mut self, request: Request<R>) -> Self::Future {
-        let deadline = self.limit.map(|limit| Instant::now() + limit);
+    fn call(&mut self, mut request: Request<R>) -> Self::Future {
+        let deadline = self.limit.map(|limit| RequestDeadline { at: Instant::now() + limit, limit });
+        if let Some(deadline) = deadline {
+            request.extensions_mut().insert(deadline);
+        }
+        let deadline = deadline.map(|deadline| deadline.at);
         let answered = self.inner.call(request);
         Box::pin(async move {
             let response = match deadline {

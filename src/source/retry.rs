@@ -1,15 +1,18 @@
 //! The one retry policy of API requests: a busy API server (429, or 5xx on a request that is
 //! safe to repeat) is asked again after its `Retry-After` (or a short backoff), and a read whose
 //! connection was lost before its reply (closed or reset) after a second, as client-go does;
-//! all within a total budget per request, with each retry announced on stderr (above a live
-//! view, if one is drawn, and not at all during shell completion: `crate::stderr`). kube's own
-//! retry layer is off: it retried 429/503/504 silently for minutes, writes included.
+//! all within a total budget per request and its time limit (`super::deadline`), with each
+//! retry announced on stderr (above a live view, if one is drawn, and not at all during shell
+//! completion: `crate::stderr`). kube's own retry layer is off: it retried 429/503/504 silently
+//! for minutes, writes included.
 
 use super::causes::find_cause;
+use super::deadline::RequestDeadline;
 use crate::time::seconds;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use kube::client::Body;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 use tower::BoxError;
 use tower::retry::Policy;
 
@@ -84,18 +87,34 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 impl Retries {
-    /// How long to wait before the next attempt, or `None` when the budget does not allow one
-    /// (`left` is the budget that remains).
-    fn next_wait(&mut self, asked: Option<Duration>, now: Instant) -> (Option<Duration>, Duration) {
+    /// How long to wait before the next attempt, and the time that will be left after it; or
+    /// why there is none: the budget, or the request's time limit, would not allow it.
+    fn next_wait(
+        &mut self,
+        asked: Option<Duration>,
+        now: Instant,
+        deadline: Option<RequestDeadline>,
+    ) -> Result<(Duration, Duration), String> {
         let first = *self.first_refused.get_or_insert(now);
-        let left = RETRY_BUDGET.saturating_sub(now - first);
+        let budget_left = RETRY_BUDGET.saturating_sub(now - first);
         let backoff = FIRST_BACKOFF.saturating_mul(1 << self.retried.min(8)).min(MAX_BACKOFF);
         let wait = asked.unwrap_or(backoff);
-        if wait > left {
-            return (None, left);
+        if wait > budget_left {
+            return Err(format!("retries of a request are bounded to {} in all", seconds(RETRY_BUDGET)));
+        }
+        let mut left = budget_left;
+        if let Some(deadline) = deadline {
+            let time_left = deadline.at.saturating_duration_since(now);
+            if wait >= time_left {
+                return Err(format!(
+                    "the request's time limit, {} (--request-timeout), would pass first",
+                    seconds(deadline.limit)
+                ));
+            }
+            left = left.min(time_left);
         }
         self.retried += 1;
-        (Some(wait), left - wait)
+        Ok((wait, left - wait))
     }
 }
 
@@ -123,8 +142,8 @@ impl<B> Policy<Request<Body>, Response<B>, BoxError> for Retries {
                 ("connection to the API server lost before the reply".to_string(), Some(LOST_CONNECTION_WAIT))
             }
         };
-        match self.next_wait(asked, Instant::now()) {
-            (Some(wait), left) => {
+        match self.next_wait(asked, Instant::now(), request.extensions().get::<RequestDeadline>().copied()) {
+            Ok((wait, left)) => {
                 crate::stderr::line(&format!(
                     "{why}, retrying in {}, {} left",
                     seconds(wait),
@@ -132,11 +151,8 @@ impl<B> Policy<Request<Body>, Response<B>, BoxError> for Retries {
                 ));
                 Some(tokio::time::sleep(wait))
             }
-            (None, _) => {
-                crate::stderr::line(&format!(
-                    "{why}: giving up (retries of a request are bounded to {} in all)",
-                    seconds(RETRY_BUDGET)
-                ));
+            Err(bound) => {
+                crate::stderr::line(&format!("{why}: giving up ({bound})"));
                 None
             }
         }
@@ -185,22 +201,35 @@ mod tests {
     #[test]
     fn waits_follow_retry_after_or_back_off_within_the_budget() {
         let start = Instant::now();
+        let secs = Duration::from_secs;
         let mut retries = Retries::default();
-        assert_eq!(
-            retries.next_wait(Some(Duration::from_secs(2)), start),
-            (Some(Duration::from_secs(2)), Duration::from_secs(18))
-        );
-        let later = start + Duration::from_secs(2);
-        assert_eq!(retries.next_wait(None, later).0, Some(Duration::from_secs(1)));
-        let (wait, left) = retries.next_wait(None, later + Duration::from_secs(1));
-        assert_eq!((wait, left), (Some(Duration::from_secs(2)), Duration::from_secs(15)));
+        assert_eq!(retries.next_wait(Some(secs(2)), start, None), Ok((secs(2), secs(18))));
+        let later = start + secs(2);
+        assert_eq!(retries.next_wait(None, later, None), Ok((secs(1), secs(17))));
+        assert_eq!(retries.next_wait(None, later + secs(1), None), Ok((secs(2), secs(15))));
         // Backoff doubles up to its cap.
         let mut capped = Retries { retried: 9, ..Retries::default() };
-        assert_eq!(capped.next_wait(None, start).0, Some(MAX_BACKOFF));
+        assert_eq!(capped.next_wait(None, start, None).map(|(wait, _)| wait), Ok(MAX_BACKOFF));
         // A wait beyond what is left of the budget ends the retries.
-        let near_the_end = start + Duration::from_secs(19);
-        assert_eq!(retries.next_wait(Some(Duration::from_secs(2)), near_the_end), (None, Duration::from_secs(1)));
-        assert_eq!(retries.next_wait(None, start + RETRY_BUDGET).0, None);
+        let budget = Err("retries of a request are bounded to 20s in all".to_string());
+        assert_eq!(retries.next_wait(Some(secs(2)), start + secs(19), None), budget);
+        assert_eq!(retries.next_wait(None, start + RETRY_BUDGET, None), budget);
+    }
+
+    #[test]
+    fn waits_end_before_the_requests_time_limit() {
+        let start = Instant::now();
+        let secs = Duration::from_secs;
+        let deadline = Some(RequestDeadline { at: start + secs(5), limit: secs(5) });
+        let mut retries = Retries::default();
+        // What is left is the time limit's, when it ends before the budget.
+        assert_eq!(retries.next_wait(Some(secs(1)), start + secs(1), deadline), Ok((secs(1), secs(3))));
+        let limit = Err("the request's time limit, 5s (--request-timeout), would pass first".to_string());
+        assert_eq!(retries.next_wait(Some(secs(2)), start + secs(3), deadline), limit);
+        assert_eq!(retries.next_wait(Some(secs(1)), start + secs(6), deadline), limit);
+        // A limit past the budget leaves the budget to bound the retries.
+        let far = Some(RequestDeadline { at: start + secs(60), limit: secs(60) });
+        assert_eq!(Retries::default().next_wait(Some(secs(1)), start, far), Ok((secs(1), secs(19))));
     }
 
     #[test]
