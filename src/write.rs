@@ -834,6 +834,7 @@ impl<'a> Writer<'a> {
                     if failure.code == Some(404)
                         && matches!(change, Change::Replace { .. } | Change::MergePatch { .. }) =>
                 {
+                    self.theirs_since(&key, "deleted by someone else");
                     return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
                 }
                 Err(Error::Api { failure, .. }) if failure.is_conflict() && attempt < CONFLICT_RETRIES => {
@@ -1060,13 +1061,24 @@ impl<'a> Writer<'a> {
             return Ok(());
         }
         let message = said.join("; ");
-        let Some(ask) = self.ask else {
-            return Err(Error::Conflict(format!(
+        let answer = match self.ask {
+            None => Err(Error::Conflict(format!(
                 "{message}; not overwriting their edit, and {step} is not approved. Review it (`{review}`) and approve again"
-            )));
+            ))),
+            Some(ask) => {
+                stderr::line(&message);
+                self.ask("Overwrite their change?", ask).await
+            }
         };
-        stderr::line(&message);
-        self.ask("Overwrite their change?", ask).await?;
+        if let Err(refused) = answer {
+            for (key, now) in edited {
+                self.theirs_since(
+                    key,
+                    if now.is_null() { "deleted by someone else" } else { "changed by someone else" },
+                );
+            }
+            return Err(refused);
+        }
         for (key, now) in edited.iter().filter(|(_, now)| !now.is_null()) {
             let saved = self.back_up(key, now).await?;
             self.overwritten.push((key.clone(), saved));
@@ -1099,6 +1111,7 @@ impl<'a> Writer<'a> {
         let fresh = self.read(resource, key).await?;
         let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
         let Some(fresh) = fresh else {
+            self.theirs_since(key, "deleted by someone else");
             return Err(Error::Conflict(format!("{key} was deleted by someone else while this run wrote it")));
         };
         if !change.someone_else_changed(&seen, &fresh) {
@@ -1107,27 +1120,34 @@ impl<'a> Writer<'a> {
             ));
         } else {
             let uid = |object: &Value| object["metadata"]["uid"].clone();
-            let message = match change {
-                Change::Create { .. } => format!("{key} was made by someone else while this run made it"),
-                // Their object may hold what the old one held: the diff may show nothing.
-                _ if uid(&seen).is_string() && uid(&seen) != uid(&fresh) => {
-                    format!("{key} was deleted, then made again by someone else (another uid) while this run wrote it")
+            let (message, done) = match change {
+                Change::Create { .. } => {
+                    (format!("{key} was made by someone else while this run made it"), "made by someone else")
                 }
-                _ => format!("{key} was changed by someone else while this run wrote it"),
+                // Their object may hold what the old one held: the diff may show nothing.
+                _ if uid(&seen).is_string() && uid(&seen) != uid(&fresh) => (
+                    format!("{key} was deleted, then made again by someone else (another uid) while this run wrote it"),
+                    "deleted, then made again by someone else",
+                ),
+                _ => (format!("{key} was changed by someone else while this run wrote it"), "changed by someone else"),
             };
             let overwritable =
                 !matches!(change, Change::MergePatch { subresource: Some(_), .. } | Change::Create { .. });
-            match self.ask.filter(|_| overwritable) {
+            let answer = match self.ask.filter(|_| overwritable) {
                 Some(ask) => {
                     // Their edit, with the question that follows it (not the refusal's words).
                     let diff = self.edit_diff(change, Some(&fresh), "now");
                     stderr::line(format!("{message}:\n{diff}").trim_end());
-                    self.ask("Overwrite their change?", ask).await?;
-                    let saved = self.back_up(key, &fresh).await?;
-                    self.overwritten.push((key.clone(), saved));
+                    self.ask("Overwrite their change?", ask).await
                 }
-                None => return Err(self.other_edit(change, Some(&fresh), &message)),
+                None => Err(self.other_edit(change, Some(&fresh), &message)),
+            };
+            if let Err(refused) = answer {
+                self.theirs_since(key, done);
+                return Err(refused);
             }
+            let saved = self.back_up(key, &fresh).await?;
+            self.overwritten.push((key.clone(), saved));
         }
         let rebased = change.rebased(&fresh);
         self.seen.insert(key.clone(), fresh);
@@ -1334,6 +1354,16 @@ impl<'a> Writer<'a> {
         let key = inverse.key();
         let landed = self.may_land.iter().position(|unheard| &unheard.key == key && unheard.landed_as(Some(fresh)));
         landed.map(|at| self.may_land.remove(at)).is_some()
+    }
+
+    /// Says of an object this run wrote and kept (an earlier step's routing) that someone else
+    /// has `done` something to it since (deleted it, changed it): its line in the report says
+    /// what this run left, which is then not where it stands.
+    fn theirs_since(&mut self, key: &ObjectKey, done: &str) {
+        let kept = self.written.iter_mut().rev().find(|w| w.change.key() == key && matches!(w.fate, Fate::Kept(_)));
+        if let Some(Written { fate: Fate::Kept(why), .. }) = kept {
+            why.push_str(&format!("; {done} since"));
+        }
     }
 
     /// Marks the writes of `key` as kept (never rolled back), saying why.

@@ -1112,7 +1112,9 @@ mod cluster {
         pause_at(&server, 2);
         child.finish().status(3).stderr_has(
             "Ingress shop/web-canary deleted by someone else since this run's confirmation (this run wrote it at an earlier step): the diff above for step 2/3 shows it made again; not overwriting their edit, and step 2/3 is not approved. Review it (`kubectl rollout-lua plan web -n shop`) and approve again",
-        );
+        )
+        // The report says what step 1 left, and that it is not where the object stands now.
+        .stderr_has("  Ingress shop/web-canary: written and kept: Rollout web is approved with it (step 1/3); deleted by someone else since (it did not exist before this run)\n");
         assert!(canary(&server).is_none(), "their deletion stands");
         assert_eq!(ingress_writes(&server), Vec::<String>::new());
         assert_eq!(state(&server), "StepPaused", "step 2 not approved");
@@ -1188,6 +1190,29 @@ mod cluster {
             "error: Ingress shop/web-canary was deleted, then made again by someone else (another uid) while this run wrote it; not overwriting their edit:\n",
         );
         assert_eq!(state(&server), "StepPaused");
+    }
+
+    #[test]
+    fn a_canary_kept_at_an_earlier_step_and_deleted_under_a_later_steps_patch_is_said_deleted_since() {
+        // The report said `written and kept` of it, though it was gone: the line says what the
+        // run left, and that someone deleted it since.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "web", "--until-step", "2", "--yes", "--timeout", "60s"]);
+        child.wait_for_stdout("approved (step 1/3)");
+        let held =
+            server.pause(Requests::Matching(Rule::new(["patch"]).resources(["ingresses"])), 1, Stage::BeforeStore);
+        pause_at(&server, 2);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's patch is sent");
+        server.delete_object("networking.k8s.io", "ingresses", NAMESPACE, "web-canary").expect("made at step 1");
+        held.release();
+        child
+            .finish()
+            .status(3)
+            .stderr_has("error: Ingress shop/web-canary was deleted by someone else while this run wrote it\n")
+            .stderr_has("  Ingress shop/web-canary: written and kept: Rollout web is approved with it (step 1/3); deleted by someone else since (it did not exist before this run)\n");
+        assert!(canary(&server).is_none(), "their deletion stands");
+        assert_eq!(state(&server), "StepPaused", "step 2 not approved");
     }
 
     #[test]

@@ -647,7 +647,8 @@ fn approve_to_the_end_does_not_overwrite_an_edit_made_between_steps_unasked() {
         .status(3)
         .stdout_has("rollout.rollouts.kruise.io/demo approved (step 1/3)")
         .stdout_has("-    timeout: 10s\n")
-        .stderr_has("VirtualService shop/demo changed by someone else since this run's confirmation: at no step's plan now, and the diff above for step 2/3 shows what writing it does to their edit; not overwriting their edit, and step 2/3 is not approved. Review it (`kubectl rollout-lua plan demo -n shop`) and approve again");
+        .stderr_has("VirtualService shop/demo changed by someone else since this run's confirmation: at no step's plan now, and the diff above for step 2/3 shows what writing it does to their edit; not overwriting their edit, and step 2/3 is not approved. Review it (`kubectl rollout-lua plan demo -n shop`) and approve again")
+        .stderr_has("  VirtualService shop/demo: written and kept: Rollout demo is approved with it (step 1/3); changed by someone else since (");
     handle.join().unwrap();
     assert_eq!(vs(&server)["spec"]["http"][0]["timeout"], "10s", "their edit stays");
     let approvals = approved_in(&writes(&server)).len();
