@@ -48,7 +48,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
-    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none; empty for the default)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -81,7 +81,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
-    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none; empty for the default)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -110,7 +110,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
-    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none; empty for the default)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -139,7 +139,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
-    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none; empty for the default)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -155,7 +155,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
-    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none; empty for the default)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
@@ -181,7 +181,7 @@ module completions {
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
     --as: string              # Username to impersonate for the operation
     --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
-    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin; 0 for none; empty for the default)
+    --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help

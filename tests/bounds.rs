@@ -189,7 +189,7 @@ fn plugin_runs(test: &Test) -> usize {
 }
 
 #[test]
-fn an_exec_credential_that_expires_is_renewed_before_it_expires_or_when_refused() {
+fn an_exec_credential_that_expires_is_renewed_once_it_expires_or_when_refused() {
     // The API server takes a token for 2 seconds after it was handed out. The plugin does not
     // say when its token expires: once refused (401), the plugin runs again and the request is
     // sent again. A run of 6 seconds follows the Rollout, and releases its claim at the end.
@@ -205,16 +205,26 @@ fn an_exec_credential_that_expires_is_renewed_before_it_expires_or_when_refused(
     assert!(plugin_runs(&test) >= 2, "the plugin ran again: {}", plugin_runs(&test));
 
     // The plugin says its token expires 3 seconds after it was handed out (as the server takes
-    // it): a new one is fetched before, and the server never refuses one.
+    // it): a new one is fetched once it has expired, as client-go fetches it (one sent as it
+    // expires is refused and sent again with a new one). The watch is opened again each second
+    // (asked to end after half the request timeout).
     let server = shop(1, "StepPaused").expiring_tokens(Duration::from_secs(3)).start();
     let test = token_plugin(Some(3));
     let command = test.path("plugin.sh").display().to_string();
     let test = exec_kubeconfig(test, &server, &command, "Never");
-    let (output, _) = timed(&test, &["status", "demo", "-w", "--timeout", "5s"]);
-    output.status(1).stderr_has("timed out after 5s");
-    let refused: Vec<_> = server.requests().into_iter().filter(|r| r.status == Some(401)).collect();
-    assert!(refused.is_empty(), "{refused:?}");
+    let (output, _) = timed(&test, &["status", "demo", "-w", "--timeout", "5s", "--request-timeout", "2s"]);
+    let output = output.status(1).stderr_has("timed out after 5s");
+    assert!(!output.stderr.contains("Unauthorized"), "{}", output.stderr);
     assert!(plugin_runs(&test) >= 2, "the plugin ran again: {}", plugin_runs(&test));
+
+    // A token good for a few seconds more serves each request of a run until it expires, as in
+    // kubectl (a connection trial: the plugin ran again for each of a run's requests).
+    let server = shop(1, "StepPaused").start();
+    let test = token_plugin(Some(8));
+    let command = test.path("plugin.sh").display().to_string();
+    let test = exec_kubeconfig(test, &server, &command, "Never");
+    test.run_args(["status", "demo"]).success();
+    assert_eq!(plugin_runs(&test), 1);
 }
 
 #[test]
@@ -351,6 +361,12 @@ fn a_v1_exec_credential_plugin_without_its_interactive_mode_is_refused_as_kubect
     Test::new().kubeconfig_over_tls(&server, exec).run_args(["plan", "demo"]).status(1).stderr_has(
         "error: the exec credential plugin \"never-run\" (users[].user.exec in the kubeconfig) has no apiVersion, which kubectl requires too",
     );
+    // A version client-go no longer takes (a connection trial: it was run, and worked).
+    let exec = "    exec:\n      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: never-run\n";
+    Test::new().kubeconfig_over_tls(&server, exec).run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: the exec credential plugin \"never-run\" (users[].user.exec in the kubeconfig) has apiVersion client.authentication.k8s.io/v1alpha1, which kubectl refuses too (exec plugin: invalid apiVersion)",
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
 }
 
 #[test]

@@ -332,8 +332,8 @@ pub struct ConnectionFlags {
     #[arg(long = "as-group", value_name = "GROUP", requires = "as_user")]
     pub as_groups: Vec<String>,
     /// Time limit for each request to the API server (to connect, send it and read its whole
-    /// answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s
-    /// a plugin; 0 for none; empty for the default)
+    /// answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default:
+    /// 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     #[arg(long, value_parser = parse_request_timeout, allow_hyphen_values = true, value_name = "DURATION",
           overrides_with = "request_timeout")]
     pub request_timeout: Option<RequestTimeout>,

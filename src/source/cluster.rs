@@ -49,10 +49,6 @@ const MAX_CACHE_FILE: usize = 1 << 20;
 /// server that never answers is reported while the user still waits for it.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The time limit of an exec credential plugin when `--request-timeout` is not given: some
-/// plugins log in interactively (a browser, a code to type).
-pub const DEFAULT_EXEC_PLUGIN_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// The most one reply may hold (its body, as read). An object is at most 1.5 MiB (etcd's limit),
 /// so only a LIST of very many objects comes near it; a server or proxy that sends without end
 /// is cut off here instead of filling the memory.
@@ -80,11 +76,6 @@ impl ConnectionArgs {
     /// The time limit of one request; `None` for none.
     pub fn request_limit(&self) -> Option<Duration> {
         self.request_timeout.or(Some(DEFAULT_REQUEST_TIMEOUT)).filter(|t| !t.is_zero())
-    }
-
-    /// The time limit of the exec credential plugin; `None` for none.
-    fn exec_plugin_limit(&self) -> Option<Duration> {
-        self.request_timeout.or(Some(DEFAULT_EXEC_PLUGIN_TIMEOUT)).filter(|t| !t.is_zero())
     }
 }
 
@@ -283,7 +274,7 @@ impl Cluster {
         config.default_retry = false;
         let mut plugin_token = None;
         if let Some(exec) = exec_plugin_to_run(&mut config.auth_info) {
-            let (limit, terminal) = (args.exec_plugin_limit(), args.plugin_terminal);
+            let (limit, terminal) = (args.request_timeout, args.plugin_terminal);
             match super::exec_plugin::run(&exec, limit, terminal).await? {
                 Credential::Token { token, expires } => {
                     plugin_token = Some(PluginToken::new(exec, limit, terminal, token, expires));

@@ -23,9 +23,20 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 use tower::{BoxError, Layer, Service, ServiceExt};
 
-/// How long before its expiry a token is replaced, so that a request sent with it arrives while
-/// it is still good.
-const REFRESH_BEFORE: Duration = Duration::from_secs(10);
+/// How long a plugin may take when `--request-timeout` does not say: a minute, or five for one
+/// that may prompt (it may be logging the user in through a browser, or waiting for a code).
+const LIMIT: Duration = Duration::from_secs(60);
+const PROMPTING_LIMIT: Duration = Duration::from_secs(300);
+
+/// The time limit of a plugin run (`None`: none): `--request-timeout` when given (0: none),
+/// else [`LIMIT`] or [`PROMPTING_LIMIT`].
+fn limit(request_timeout: Option<Duration>, interactive: bool) -> Option<Duration> {
+    match request_timeout {
+        Some(given) => Some(given).filter(|t| !t.is_zero()),
+        None if interactive => Some(PROMPTING_LIMIT),
+        None => Some(LIMIT),
+    }
+}
 
 /// The most a plugin may print: an ExecCredential is a few KB, a client certificate and key
 /// included.
@@ -56,14 +67,19 @@ pub enum Terminal {
     Withheld,
 }
 
-/// Runs the plugin, stopping it after `limit` (`None`: no limit), and reads its credential.
-/// The plugin runs on a blocking thread, so that a timeout around the caller can fire; a caller
-/// that stops waiting (drops the future) has the plugin stopped at once, not left to its limit.
-pub async fn run(exec: &ExecConfig, limit: Option<Duration>, terminal: Terminal) -> Result<Credential, Error> {
+/// Runs the plugin, stopping it at its limit (see [`limit`]; `request_timeout`: the flag as
+/// given), and reads its credential. The plugin runs on a blocking thread, so that a timeout
+/// around the caller can fire; a caller that stops waiting (drops the future) has the plugin
+/// stopped at once, not left to its limit.
+pub async fn run(
+    exec: &ExecConfig,
+    request_timeout: Option<Duration>,
+    terminal: Terminal,
+) -> Result<Credential, Error> {
     let exec = exec.clone();
     let abandoned = AbandonedOnDrop(Arc::default());
     let watched = Arc::clone(&abandoned.0);
-    let ran = tokio::task::spawn_blocking(move || run_bounded(&exec, limit, terminal, &watched)).await;
+    let ran = tokio::task::spawn_blocking(move || run_bounded(&exec, request_timeout, terminal, &watched)).await;
     // The plugin has ended (or was stopped): nothing is left to stop when the guard drops.
     abandoned.0.group.lock().unwrap_or_else(|e| e.into_inner()).take();
     ran.map_err(|e| Error::Input(format!("running the exec credential plugin: {e}")))?
@@ -91,12 +107,14 @@ impl Drop for AbandonedOnDrop {
     }
 }
 
-/// The ExecCredential version whose plugins must name their interactiveMode.
+/// The ExecCredential versions client-go takes (v1alpha1 is gone since Kubernetes 1.24); v1's
+/// plugins must name their interactiveMode.
 const V1: &str = "client.authentication.k8s.io/v1";
+const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
 
 fn run_bounded(
     exec: &ExecConfig,
-    limit: Option<Duration>,
+    request_timeout: Option<Duration>,
     terminal: Terminal,
     abandoned: &Abandoned,
 ) -> Result<Credential, Error> {
@@ -109,6 +127,11 @@ fn run_bounded(
             "{named} has no apiVersion, which kubectl requires too (apiVersion must be specified): give the ExecCredential version the plugin prints, such as {V1}"
         )));
     };
+    if ![V1, V1BETA1].contains(&api_version) {
+        return Err(Error::Input(format!(
+            "{named} has apiVersion {api_version}, which kubectl refuses too (exec plugin: invalid apiVersion): use {V1} (or {V1BETA1}) if the plugin prints that version"
+        )));
+    }
     if api_version == V1 && exec.interactive_mode.is_none() {
         return Err(Error::Input(format!(
             "{named} has no interactiveMode, which apiVersion {V1} requires (kubectl refuses it too): add interactiveMode: IfAvailable (or Never, or Always)"
@@ -171,6 +194,7 @@ fn run_bounded(
         ))
     };
     let passes_limit = |read: &std::io::Result<Vec<u8>>| read.as_ref().is_ok_and(|text| text.len() > MAX_OUTPUT);
+    let limit = limit(request_timeout, interactive);
     let deadline = limit.map(|limit| Instant::now() + limit);
     let mut read = None;
     let status = loop {
@@ -193,8 +217,8 @@ fn run_bounded(
             stop(&mut child, own_group);
             let limit = crate::time::go_duration(limit.unwrap_or_default());
             return Err(Error::Input(format!(
-                "{named} did not finish within {limit} and was stopped (the limit is --request-timeout's, \
-                 60s by default; 0 for none)"
+                "{named} did not finish within {limit} and was stopped (the limit is --request-timeout's when \
+                 given, 0 for none; else 60s, or 5m for a plugin that may prompt)"
             )));
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -260,7 +284,7 @@ fn kill_group(group: u32) {
 #[derive(Clone)]
 pub struct PluginToken {
     exec: Arc<ExecConfig>,
-    limit: Option<Duration>,
+    request_timeout: Option<Duration>,
     terminal: Terminal,
     current: Arc<tokio::sync::Mutex<Token>>,
 }
@@ -274,20 +298,21 @@ impl PluginToken {
     /// The token the plugin handed out (`run`), with how to run it again.
     pub fn new(
         exec: ExecConfig,
-        limit: Option<Duration>,
+        request_timeout: Option<Duration>,
         terminal: Terminal,
         value: String,
         expires: Option<SystemTime>,
     ) -> PluginToken {
         let current = Arc::new(tokio::sync::Mutex::new(Token { value, expires }));
-        PluginToken { exec: Arc::new(exec), limit, terminal, current }
+        PluginToken { exec: Arc::new(exec), request_timeout, terminal, current }
     }
 
-    /// The token to send now: the plugin runs again first when it expires within
-    /// `REFRESH_BEFORE` (requests wait for that one run).
+    /// The token to send now: the plugin runs again first once it has expired, as client-go
+    /// runs it (requests wait for that one run). A token that expires on the way is refused
+    /// (401), and the request sent again with a new one (`after_refusal`).
     async fn for_request(&self) -> Result<String, Error> {
         let mut current = self.current.lock().await;
-        if current.expires.is_some_and(|expires| SystemTime::now() + REFRESH_BEFORE >= expires) {
+        if current.expires.is_some_and(|expires| SystemTime::now() >= expires) {
             *current = self.run_again().await?;
         }
         Ok(current.value.clone())
@@ -304,7 +329,7 @@ impl PluginToken {
     }
 
     async fn run_again(&self) -> Result<Token, Error> {
-        match run(&self.exec, self.limit, self.terminal).await? {
+        match run(&self.exec, self.request_timeout, self.terminal).await? {
             Credential::Token { token, expires } => Ok(Token { value: token, expires }),
             Credential::Certificate { .. } => Err(Error::Input(
                 "the exec credential plugin handed out a client certificate instead of a new token".into(),
@@ -444,6 +469,15 @@ fn start_of(output: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plugins_limit_is_the_request_timeouts_when_given_else_longer_for_one_that_may_prompt() {
+        let secs = Duration::from_secs;
+        assert_eq!(limit(None, false), Some(secs(60)));
+        assert_eq!(limit(None, true), Some(secs(300)));
+        assert_eq!(limit(Some(secs(5)), true), Some(secs(5)));
+        assert_eq!(limit(Some(Duration::ZERO), false), None);
+    }
 
     /// An ExecCredential of `V1` with this `status`.
     fn output(status: &str) -> Vec<u8> {
