@@ -104,6 +104,12 @@ fn named_rollout(argument: &str, what: &str, hint: &str) -> Result<String, Strin
         _ if std::path::Path::new(argument).exists() => Err(format!(
             "{argument} is a file or folder, not {what}: `plan -f {argument}` plans the manifests in it; {hint}"
         )),
+        // No type is empty, `.` or `..`, and no name holds a `/`: a path, to nothing here.
+        Some((kind, name)) if ["", ".", ".."].contains(&kind) || (name.contains('/') && !is_rollout_resource(kind)) => {
+            Err(format!(
+                "{argument} is a path (to no file or folder here), not {what}: `plan -f FILE` plans the manifests in a file; {hint}"
+            ))
+        }
         Some((kind, _)) if !is_rollout_resource(kind) => Err(format!("{kind} is not {what}: {hint}")),
         _ => Err(hint.to_string()),
     }
@@ -922,6 +928,15 @@ mod tests {
         );
         for argument in ["rollout/", "rollout/a/b", ""] {
             assert_eq!(refused(argument), "name a Rollout as NAME or rollout/NAME", "{argument:?}");
+        }
+        // A path to nothing: named as a path, not as a type (`. is not a Rollout`).
+        for path in ["./ro.yaml", "/tmp/no/such.yaml", "../ro.yaml", "manifests/prod/ro.yaml"] {
+            assert_eq!(
+                refused(path),
+                format!(
+                    "{path} is a path (to no file or folder here), not a Rollout: `plan -f FILE` plans the manifests in a file; name a Rollout as NAME or rollout/NAME"
+                )
+            );
         }
         // Manifests given without -f.
         let dir = tempfile::tempdir().unwrap();
