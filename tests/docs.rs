@@ -805,7 +805,8 @@ fn completion_lists_names_with_the_roles_the_user_guide_documents_for_it() {
 /// What a guide's `$ …` blocks show and what the binary prints for the ones it can run
 /// offline. A guide's files come from its own code blocks: one that follows a line
 /// `<!-- file: NAME -->`, or whose first line is `# NAME` or `-- NAME` (NAME a path with a
-/// `.yaml`, `.json` or `.lua` extension; that line is left out), and the output of
+/// `.yaml`, `.json` or `.lua` extension; a comment, kept, so that the lines a message names are
+/// those of the block as a reader saves it), and the output of
 /// `$ cat NAME`; `examples/` and `lua_configuration/` are the repository's. The commands run in
 /// order in one folder, through `sh`, stderr with stdout, so that later ones see the files
 /// earlier ones wrote. A block after a line `<!-- not run: WHY -->` is skipped, saying why.
@@ -848,11 +849,8 @@ impl Guide {
                     let first = block.first().and_then(|l| l.strip_prefix("# ").or_else(|| l.strip_prefix("-- ")));
                     let is_name =
                         |n: &&str| !n.contains(' ') && [".yaml", ".json", ".lua"].iter().any(|e| n.ends_with(e));
-                    // The first line that names the file is a label, not its content.
-                    match (named, first.filter(is_name)) {
-                        (Some(name), _) => guide.write(name, &format!("{}\n", block.join("\n"))),
-                        (None, Some(name)) => guide.write(name, &format!("{}\n", block[1..].join("\n"))),
-                        (None, None) => {}
+                    if let Some(name) = named.or(first.filter(is_name)) {
+                        guide.write(name, &format!("{}\n", block.join("\n")));
                     }
                 }
             }
