@@ -387,6 +387,13 @@ fn https_proxy_is_used_for_an_https_server_as_kubectl_uses_it() {
     let out = test.env("HTTPS_PROXY", &socks.url()).args(["status", "demo"]).run().status(1);
     out.stderr_has("reached the test server (403 Forbidden)");
     assert!(!socks.targets().is_empty() && socks.targets().iter().all(|t| *t == target), "{:?}", socks.targets());
+    // A proxy that answers CONNECT with an error (here 502: nothing listens there) is said to,
+    // where hyper-util's words were `tunnel error: unsuccessful` (a connection trial).
+    let test = kubeconfig(Test::new(), "https://kube.proxy.test:9", "certificate-authority: ca.pem", "");
+    test.env("HTTPS_PROXY", &proxy.url()).args(["status", "demo"]).run().status(1).stderr_has(&format!(
+        "the proxy {}/ did not open a connection to the server: it answered CONNECT with an error (403 from a proxy that does not allow this host or port, 502 or 503 from one that cannot reach it) (context ",
+        proxy.url()
+    ));
 }
 
 #[test]

@@ -1083,6 +1083,18 @@ fn describe_no_answer(error: &kube::Error, context: &str, proxy: Option<&str>) -
         causes.push(cause.to_string());
         source = cause.source();
     }
+    // hyper-util keeps no more of a proxy's answer to CONNECT than these words.
+    let tunnel = causes.iter().find_map(|c| c.strip_prefix("tunnel error: "));
+    if let (Some(proxy), Some(why @ ("unsuccessful" | "proxy authorization required"))) = (proxy, tunnel) {
+        return match why {
+            "unsuccessful" => format!(
+                "the proxy {proxy} did not open a connection to the server: it answered CONNECT with an error (403 from a proxy that does not allow this host or port, 502 or 503 from one that cannot reach it) (context {context})"
+            ),
+            _ => format!(
+                "the proxy {proxy} asks for credentials (407 Proxy Authentication Required): give them in its URL, http://USER:PASSWORD@HOST:PORT (context {context})"
+            ),
+        };
+    }
     let Some(client) = causes.iter().position(|c| c.starts_with("client error (")) else { return joined(&causes) };
     let what = match causes[client].as_str() {
         "client error (Connect)" => "cannot connect to the server",
@@ -1202,6 +1214,22 @@ mod tests {
         assert_eq!(
             describe_no_answer(&reset, "kind", None),
             "the connection to the server failed (context kind): connection error: Connection reset by peer (os error 104)"
+        );
+        // A proxy that would not open a tunnel: hyper-util keeps only that it refused.
+        let tunnel =
+            |why| kube::Error::Service(Box::new(Layer("client error (Connect)", Some(Box::new(Layer(why, None))))));
+        let proxy = Some("http://127.0.0.1:3128/");
+        assert_eq!(
+            describe_no_answer(&tunnel("tunnel error: unsuccessful"), "kind", proxy),
+            "the proxy http://127.0.0.1:3128/ did not open a connection to the server: it answered CONNECT with an error (403 from a proxy that does not allow this host or port, 502 or 503 from one that cannot reach it) (context kind)"
+        );
+        assert_eq!(
+            describe_no_answer(&tunnel("tunnel error: proxy authorization required"), "kind", proxy),
+            "the proxy http://127.0.0.1:3128/ asks for credentials (407 Proxy Authentication Required): give them in its URL, http://USER:PASSWORD@HOST:PORT (context kind)"
+        );
+        assert_eq!(
+            describe_no_answer(&tunnel("tunnel error: unexpected end of file"), "kind", proxy),
+            "cannot connect to the server (context kind): tunnel error: unexpected end of file"
         );
         // Without hyper-util's client error, every cause, each once.
         let other = kube::Error::Service(Box::new(Layer("no token", Some(Box::new(std::io::Error::other("expired"))))));
