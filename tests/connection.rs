@@ -213,6 +213,12 @@ fn kubeconfig_users_kubectl_refuses_or_goes_anonymous_with_are_said_so() {
         "error: user fake-user of the kubeconfig has auth-provider gcp: the gcp auth plugin has been removed (kubectl refuses it too); use the \"gke-gcloud-auth-plugin\"",
     );
     assert!(server.requests().is_empty(), "{:?}", server.requests());
+    // One kubectl does not know at all (kube's error spoke of an exec plugin).
+    let mine = "    auth-provider: {name: mycorp, config: {}}\n";
+    Test::new().kubeconfig_over_tls(&server, mine).run_args(["status", "demo"]).status(1).stderr_has(
+        "error: user fake-user of the kubeconfig has auth-provider mycorp, which kubectl does not know either (no Auth Provider found for name \"mycorp\"): use an exec credential plugin (an exec entry) instead\n",
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
     // A context naming a user the kubeconfig does not define: anonymous, and said so.
     let test = Test::new().kubeconfig(&server);
     let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();

@@ -317,14 +317,20 @@ pub fn check_tokens(kubeconfig: &Kubeconfig, user: &str) -> Result<(), Error> {
 }
 
 /// The auth-providers kubectl no longer runs (since 1.26) are refused with its words: kube
-/// would run gcp's `cmd-path` (gcloud) without a time limit, its output hidden.
+/// would run gcp's `cmd-path` (gcloud) without a time limit, its output hidden. Of the others
+/// kubectl knows oidc only; kube's error for one it does not know spoke of an exec plugin.
 pub fn check_auth_provider(user_info: &AuthInfo, user: &str) -> Result<(), Error> {
-    let replacement = match user_info.auth_provider.as_ref().map(|p| p.name.as_str()) {
-        Some("gcp") => "gke-gcloud-auth-plugin",
-        Some("azure") => "kubelogin",
-        _ => return Ok(()),
-    };
     let name = user_info.auth_provider.as_ref().map(|p| p.name.clone()).unwrap_or_default();
+    let replacement = match name.as_str() {
+        "gcp" => "gke-gcloud-auth-plugin",
+        "azure" => "kubelogin",
+        "" | "oidc" => return Ok(()),
+        _ => {
+            return Err(Error::Input(format!(
+                "user {user} of the kubeconfig has auth-provider {name}, which kubectl does not know either (no Auth Provider found for name \"{name}\"): use an exec credential plugin (an exec entry) instead"
+            )));
+        }
+    };
     Err(Error::Input(format!(
         "user {user} of the kubeconfig has auth-provider {name}: the {name} auth plugin has been removed (kubectl refuses it too); use the \"{replacement}\" kubectl/client-go credential plugin instead (an exec entry)"
     )))
@@ -660,7 +666,7 @@ mod tests {
     }
 
     #[test]
-    fn the_auth_providers_kubectl_removed_are_refused() {
+    fn the_auth_providers_kubectl_removed_or_never_knew_are_refused() {
         let check = |yaml: &str| check_auth_provider(&user(yaml), "u").map_err(|e| e.to_string());
         assert!(check("{auth-provider: {name: oidc, config: {id-token: t}}}").is_ok());
         assert!(check("{token: t}").is_ok());
@@ -669,6 +675,11 @@ mod tests {
             "user u of the kubeconfig has auth-provider gcp: the gcp auth plugin has been removed (kubectl refuses it too); use the \"gke-gcloud-auth-plugin\" kubectl/client-go credential plugin instead (an exec entry)"
         );
         assert!(check("{auth-provider: {name: azure}}").unwrap_err().contains("use the \"kubelogin\""));
+        assert!(
+            check("{auth-provider: {name: mycorp}}")
+                .unwrap_err()
+                .contains("(no Auth Provider found for name \"mycorp\")")
+        );
     }
 
     #[test]
