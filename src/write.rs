@@ -1143,7 +1143,10 @@ impl<'a> Writer<'a> {
                 None => Err(self.other_edit(change, Some(&fresh), &message)),
             };
             if let Err(refused) = answer {
-                self.theirs_since(key, done);
+                // A Rollout's status changes under the controller all along: not worth a word.
+                if change.subresource().is_none() {
+                    self.theirs_since(key, done);
+                }
                 return Err(refused);
             }
             let saved = self.back_up(key, &fresh).await?;
