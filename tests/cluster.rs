@@ -2265,6 +2265,28 @@ fn a_kubeconfig_that_cannot_be_used_is_named() {
         .status(1)
         .stderr_has("error: connecting to the cluster: the client certificate and key of the context's user (client-certificate(-data), client-key(-data) in the kubeconfig) do not read: the PEM is missing a private key");
     assert!(server.requests().is_empty(), "{:?}", server.requests());
+    // A certificate without a key, a key not the certificate's, and a CA that holds no
+    // certificate, in words naming the fields (a connection trial: kube's and rustls's words,
+    // `KeyMismatch`, and for the CA every server refused as signed by an unknown authority).
+    let tls = |user: &str| {
+        let kubeconfig = kubeconfig.replace("http://", "https://").replace("  user: {}\n", &format!("  user:\n{user}"));
+        let key = std::fs::read_to_string(crate::support::repo("tests/fixtures/tls/server-key.pem")).unwrap();
+        let ca = crate::support::net::test_ca();
+        Test::new().file("kubeconfig", &kubeconfig).file("cert.pem", &ca).file("key.pem", &key)
+    };
+    tls("    client-certificate: cert.pem\n").run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: connecting to the cluster: the context's user has a client certificate and no client key (client-certificate(-data), client-key(-data) in the kubeconfig); kubectl refuses it too",
+    );
+    tls("    client-certificate: cert.pem\n    client-key: key.pem\n").run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: connecting to the cluster: the client key of the context's user is not the key of its client certificate (client-certificate(-data), client-key(-data) in the kubeconfig)\n",
+    );
+    let kubeconfig_ca = kubeconfig
+        .replace("http://", "https://")
+        .replace("    server: https://", "    certificate-authority-data: bm90IGEgY2VydA==\n    server: https://");
+    Test::new().file("kubeconfig", &kubeconfig_ca).run_args(["plan", "demo"]).status(1).stderr_has(
+        "error: the certificate-authority (or certificate-authority-data) of the cluster of context fake in the kubeconfig holds no PEM certificate (kubectl refuses it too: unable to load root certificates)\n",
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
     // No current-context: how to choose one.
     let kubeconfig = server.kubeconfig(NAMESPACE);
     let test_without = Test::new().file("kubeconfig", &kubeconfig.replace("current-context: fake\n", ""));

@@ -230,6 +230,13 @@ impl Cluster {
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
             .map_err(|e| super::kubeconfig::context_error(&contexts, &context, args.context.is_some(), e))?;
+        // kube takes a CA that holds no PEM certificate for an empty trust store: every server
+        // would then be refused as signed by an unknown authority.
+        if config.root_cert.as_ref().is_some_and(Vec::is_empty) {
+            return Err(Error::Input(format!(
+                "the certificate-authority (or certificate-authority-data) of the cluster of context {context} in the kubeconfig holds no PEM certificate (kubectl refuses it too: unable to load root certificates)"
+            )));
+        }
         // kube chose from HTTPS_PROXY alone, and matched NO_PROXY against the proxy's URL.
         config.proxy_url = super::proxy::proxy_for(&config.cluster_url, proxy_url.as_deref(), &ProxyEnv::read())
             .map_err(|why| Error::Input(format!("connecting to the cluster of context {context}: {why}")))?;
@@ -1044,18 +1051,24 @@ fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
 }
 
 /// Why the client could not be made, in words: a client certificate or key that does not read
-/// is named by its kubeconfig fields, and the bytes rustls quotes (`[67, 69, …]`) left out.
+/// (or a key that is missing, or not the certificate's) is named by its kubeconfig fields, and
+/// the bytes rustls quotes (`[67, 69, …]`) left out.
 fn client_setup_failure(error: &kube::Error) -> String {
+    const FIELDS: &str = "client-certificate(-data), client-key(-data) in the kubeconfig";
     let text = error.to_string();
-    match text.split_once("identity PEM ") {
-        Some((_, why)) => {
-            let why = why.split_once(": [").map_or(why, |(why, _)| why);
-            format!(
-                "the client certificate and key of the context's user (client-certificate(-data), client-key(-data) in the kubeconfig) do not read: the PEM {why}"
-            )
-        }
-        None => text,
+    if let Some((_, why)) = text.split_once("identity PEM ") {
+        let why = why.split_once(": [").map_or(why, |(why, _)| why);
+        return format!("the client certificate and key of the context's user ({FIELDS}) do not read: the PEM {why}");
     }
+    if text.ends_with("failed to load client key: no base64 data or file") {
+        return format!(
+            "the context's user has a client certificate and no client key ({FIELDS}); kubectl refuses it too (client-key-data or client-key must be specified)"
+        );
+    }
+    if text.ends_with("KeyMismatch") {
+        return format!("the client key of the context's user is not the key of its client certificate ({FIELDS})");
+    }
+    text
 }
 
 /// A request that got no answer, in words, as kubectl's: a refused connection with what to
