@@ -57,8 +57,19 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as -d 'Username to impersonate for the operation' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as-group -d 'Group to impersonate for the operation (repeatable; needs --as, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l cluster -d 'The kubeconfig cluster to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l user -d 'The kubeconfig user to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s s -l server -d 'The API server\'s URL, instead of the cluster\'s (its certificate-authority still applies)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l certificate-authority -d 'A CA certificate file, instead of the cluster\'s certificate-authority' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l tls-server-name -d 'The name to verify the server\'s certificate against, instead of the server\'s host' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l token -d 'Bearer token to authenticate with, instead of the user\'s (a user\'s tokenFile is still read first, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l username -d 'Username for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l password -d 'Password for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l client-certificate -d 'A client certificate file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l client-key -d 'The client certificate\'s key file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as -d 'Username to impersonate for the operation (default: the kubeconfig user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as-uid -d 'UID to impersonate for the operation (needs a user to impersonate: --as, or the user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l as-group -d 'Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user\'s as)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l request-timeout -d 'Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l all -d 'Every Rollout of the namespace, as kubectl\'s --all'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s A -l all-namespaces -d 'Every namespace\'s Rollouts (with -l: those it selects), as kubectl get -A'
@@ -69,6 +80,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l summary -d 'A line per step and object (what is written, and the traffic split) instead of diffs'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l show-stored-original -d 'Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l detailed-exitcode -d 'Exit 0 when nothing would change, 2 when something would, 1 on error (a Rollout not in a release, whose plan by default previews its next release\'s step 1, changes nothing now; a step asked for with --step, --next or --all-steps counts as asked, changes and all)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (clears the cluster\'s certificate-authority)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -87,14 +99,26 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l as -d 'Username to impersonate for the operation' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l as-group -d 'Group to impersonate for the operation (repeatable; needs --as, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l cluster -d 'The kubeconfig cluster to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l user -d 'The kubeconfig user to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s s -l server -d 'The API server\'s URL, instead of the cluster\'s (its certificate-authority still applies)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l certificate-authority -d 'A CA certificate file, instead of the cluster\'s certificate-authority' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l tls-server-name -d 'The name to verify the server\'s certificate against, instead of the server\'s host' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l token -d 'Bearer token to authenticate with, instead of the user\'s (a user\'s tokenFile is still read first, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l username -d 'Username for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l password -d 'Password for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l client-certificate -d 'A client certificate file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l client-key -d 'The client certificate\'s key file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l as -d 'Username to impersonate for the operation (default: the kubeconfig user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l as-uid -d 'UID to impersonate for the operation (needs a user to impersonate: --as, or the user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l as-group -d 'Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user\'s as)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l request-timeout -d 'Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l traffic-only -d 'Only make the gateway objects match the current step; do not approve (allowed in any step state of a release in progress; warns in BeforeStepUpgrade and StepUpgrade, before the step\'s canary pods are ready)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l force -d 'Write all the same where a guard refuses: an object edited after it was routed (the edit is written over); a stored original that holds no spec (`{}`, `null`, an empty spec: writing from it wipes the object\'s routing); a custom ref without a stored original that routes to the canary already (the controller stores that routing as the original); a `<name>-canary` Ingress that someone else made (its controller owner is not the Rollout); an object that another Rollout in a release, or a TrafficRouting in a release that the Rollout does not link, routes; an HTTPRoute write that leaves the stable Service without a rule; a step the API server would not admit now, or whose routing hangs on a workload\'s replica count not read; a step the controller would stick at (its own Istio script fails on an object). An edit made during this run is still refused (on a terminal: asked), and so are annotations past the API server\'s 256 KiB'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l to-end -d 'After approving, follow the Rollout and approve every later pause until it completes'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l show-stored-original -d 'Show the stored original (the original-spec annotation) in full in diffs, not as `stored (sha256 …, N bytes)`'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (clears the cluster\'s certificate-authority)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -112,11 +136,23 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l as -d 'Username to impersonate for the operation' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l as-group -d 'Group to impersonate for the operation (repeatable; needs --as, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l cluster -d 'The kubeconfig cluster to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l user -d 'The kubeconfig user to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s s -l server -d 'The API server\'s URL, instead of the cluster\'s (its certificate-authority still applies)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l certificate-authority -d 'A CA certificate file, instead of the cluster\'s certificate-authority' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l tls-server-name -d 'The name to verify the server\'s certificate against, instead of the server\'s host' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l token -d 'Bearer token to authenticate with, instead of the user\'s (a user\'s tokenFile is still read first, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l username -d 'Username for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l password -d 'Password for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l client-certificate -d 'A client certificate file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l client-key -d 'The client certificate\'s key file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l as -d 'Username to impersonate for the operation (default: the kubeconfig user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l as-uid -d 'UID to impersonate for the operation (needs a user to impersonate: --as, or the user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l as-group -d 'Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user\'s as)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l request-timeout -d 'Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l force -d 'Restore even when someone edited the objects after the controller (or approve) wrote them, when a stored original holds no spec (restoring it wipes the object\'s routing), (--ref, --from-backup) when the Rollouts that may route the objects cannot be read, (ROLLOUT, -l) when another Rollout in a release, or a TrafficRouting in a release that the Rollouts do not link, routes them, or (--from-backup) when the backup is not whole (no matching end line: cut short, changed, or an older version\'s), holds no spec where the live object has one, or is of an object deleted and made again since'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (clears the cluster\'s certificate-authority)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand restore" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -132,12 +168,24 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as -d 'Username to impersonate for the operation' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as-group -d 'Group to impersonate for the operation (repeatable; needs --as, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l cluster -d 'The kubeconfig cluster to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l user -d 'The kubeconfig user to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s s -l server -d 'The API server\'s URL, instead of the cluster\'s (its certificate-authority still applies)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l certificate-authority -d 'A CA certificate file, instead of the cluster\'s certificate-authority' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l tls-server-name -d 'The name to verify the server\'s certificate against, instead of the server\'s host' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l token -d 'Bearer token to authenticate with, instead of the user\'s (a user\'s tokenFile is still read first, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l username -d 'Username for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l password -d 'Password for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l client-certificate -d 'A client certificate file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l client-key -d 'The client certificate\'s key file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as -d 'Username to impersonate for the operation (default: the kubeconfig user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as-uid -d 'UID to impersonate for the operation (needs a user to impersonate: --as, or the user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l as-group -d 'Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user\'s as)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l request-timeout -d 'Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s A -l all-namespaces -d 'Every namespace\'s Rollouts (with -l: those it selects), as kubectl get -A'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s w -l watch -d 'Follow the Rollouts (a watch) until they complete or fail: a live view on a terminal (stderr), a line per change otherwise'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l until-paused -d 'With --watch: exit 0 as soon as every Rollout waits for approval (a gate for CI)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (clears the cluster\'s certificate-authority)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -145,10 +193,22 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l as -d 'Username to impersonate for the operation' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l as-group -d 'Group to impersonate for the operation (repeatable; needs --as, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l cluster -d 'The kubeconfig cluster to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l user -d 'The kubeconfig user to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s s -l server -d 'The API server\'s URL, instead of the cluster\'s (its certificate-authority still applies)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l certificate-authority -d 'A CA certificate file, instead of the cluster\'s certificate-authority' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l tls-server-name -d 'The name to verify the server\'s certificate against, instead of the server\'s host' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l token -d 'Bearer token to authenticate with, instead of the user\'s (a user\'s tokenFile is still read first, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l username -d 'Username for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l password -d 'Password for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l client-certificate -d 'A client certificate file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l client-key -d 'The client certificate\'s key file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l as -d 'Username to impersonate for the operation (default: the kubeconfig user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l as-uid -d 'UID to impersonate for the operation (needs a user to impersonate: --as, or the user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l as-group -d 'Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user\'s as)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l request-timeout -d 'Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s y -l yes -d 'Do not ask for confirmation (required when stdin is not a terminal)'
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (clears the cluster\'s certificate-authority)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand release-claim" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -163,9 +223,21 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)' -r -F
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s n -l namespace -d 'The namespace (default: the context\'s; offline: objects without one are in "default")' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as -d 'Username to impersonate for the operation' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as-group -d 'Group to impersonate for the operation (repeatable; needs --as, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l cluster -d 'The kubeconfig cluster to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l user -d 'The kubeconfig user to use, instead of the context\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s s -l server -d 'The API server\'s URL, instead of the cluster\'s (its certificate-authority still applies)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l certificate-authority -d 'A CA certificate file, instead of the cluster\'s certificate-authority' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l tls-server-name -d 'The name to verify the server\'s certificate against, instead of the server\'s host' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l token -d 'Bearer token to authenticate with, instead of the user\'s (a user\'s tokenFile is still read first, as in kubectl)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l username -d 'Username for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l password -d 'Password for basic authentication, instead of the user\'s' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l client-certificate -d 'A client certificate file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l client-key -d 'The client certificate\'s key file, instead of the user\'s' -r -F
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as -d 'Username to impersonate for the operation (default: the kubeconfig user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as-uid -d 'UID to impersonate for the operation (needs a user to impersonate: --as, or the user\'s as)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l as-group -d 'Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user\'s as)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l request-timeout -d 'Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (clears the cluster\'s certificate-authority)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s v -l verbose -d 'Say more on stderr (plan -f: what was read, and what was skipped and why)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand record" -s h -l help -d 'Print help'

@@ -46,8 +46,20 @@ module completions {
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
+    --cluster: string         # The kubeconfig cluster to use, instead of the context's
+    --user: string            # The kubeconfig user to use, instead of the context's
+    --server(-s): string      # The API server's URL, instead of the cluster's (its certificate-authority still applies)
+    --certificate-authority: path # A CA certificate file, instead of the cluster's certificate-authority
+    --insecure-skip-tls-verify # Do not verify the server's certificate (clears the cluster's certificate-authority)
+    --tls-server-name: string # The name to verify the server's certificate against, instead of the server's host
+    --token: string           # Bearer token to authenticate with, instead of the user's (a user's tokenFile is still read first, as in kubectl)
+    --username: string        # Username for basic authentication, instead of the user's
+    --password: string        # Password for basic authentication, instead of the user's
+    --client-certificate: path # A client certificate file, instead of the user's
+    --client-key: path        # The client certificate's key file, instead of the user's
+    --as: string              # Username to impersonate for the operation (default: the kubeconfig user's as)
+    --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
+    --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
@@ -79,8 +91,20 @@ module completions {
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
+    --cluster: string         # The kubeconfig cluster to use, instead of the context's
+    --user: string            # The kubeconfig user to use, instead of the context's
+    --server(-s): string      # The API server's URL, instead of the cluster's (its certificate-authority still applies)
+    --certificate-authority: path # A CA certificate file, instead of the cluster's certificate-authority
+    --insecure-skip-tls-verify # Do not verify the server's certificate (clears the cluster's certificate-authority)
+    --tls-server-name: string # The name to verify the server's certificate against, instead of the server's host
+    --token: string           # Bearer token to authenticate with, instead of the user's (a user's tokenFile is still read first, as in kubectl)
+    --username: string        # Username for basic authentication, instead of the user's
+    --password: string        # Password for basic authentication, instead of the user's
+    --client-certificate: path # A client certificate file, instead of the user's
+    --client-key: path        # The client certificate's key file, instead of the user's
+    --as: string              # Username to impersonate for the operation (default: the kubeconfig user's as)
+    --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
+    --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
@@ -108,8 +132,20 @@ module completions {
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
+    --cluster: string         # The kubeconfig cluster to use, instead of the context's
+    --user: string            # The kubeconfig user to use, instead of the context's
+    --server(-s): string      # The API server's URL, instead of the cluster's (its certificate-authority still applies)
+    --certificate-authority: path # A CA certificate file, instead of the cluster's certificate-authority
+    --insecure-skip-tls-verify # Do not verify the server's certificate (clears the cluster's certificate-authority)
+    --tls-server-name: string # The name to verify the server's certificate against, instead of the server's host
+    --token: string           # Bearer token to authenticate with, instead of the user's (a user's tokenFile is still read first, as in kubectl)
+    --username: string        # Username for basic authentication, instead of the user's
+    --password: string        # Password for basic authentication, instead of the user's
+    --client-certificate: path # A client certificate file, instead of the user's
+    --client-key: path        # The client certificate's key file, instead of the user's
+    --as: string              # Username to impersonate for the operation (default: the kubeconfig user's as)
+    --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
+    --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
@@ -137,8 +173,20 @@ module completions {
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
+    --cluster: string         # The kubeconfig cluster to use, instead of the context's
+    --user: string            # The kubeconfig user to use, instead of the context's
+    --server(-s): string      # The API server's URL, instead of the cluster's (its certificate-authority still applies)
+    --certificate-authority: path # A CA certificate file, instead of the cluster's certificate-authority
+    --insecure-skip-tls-verify # Do not verify the server's certificate (clears the cluster's certificate-authority)
+    --tls-server-name: string # The name to verify the server's certificate against, instead of the server's host
+    --token: string           # Bearer token to authenticate with, instead of the user's (a user's tokenFile is still read first, as in kubectl)
+    --username: string        # Username for basic authentication, instead of the user's
+    --password: string        # Password for basic authentication, instead of the user's
+    --client-certificate: path # A client certificate file, instead of the user's
+    --client-key: path        # The client certificate's key file, instead of the user's
+    --as: string              # Username to impersonate for the operation (default: the kubeconfig user's as)
+    --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
+    --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
@@ -153,8 +201,20 @@ module completions {
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
+    --cluster: string         # The kubeconfig cluster to use, instead of the context's
+    --user: string            # The kubeconfig user to use, instead of the context's
+    --server(-s): string      # The API server's URL, instead of the cluster's (its certificate-authority still applies)
+    --certificate-authority: path # A CA certificate file, instead of the cluster's certificate-authority
+    --insecure-skip-tls-verify # Do not verify the server's certificate (clears the cluster's certificate-authority)
+    --tls-server-name: string # The name to verify the server's certificate against, instead of the server's host
+    --token: string           # Bearer token to authenticate with, instead of the user's (a user's tokenFile is still read first, as in kubectl)
+    --username: string        # Username for basic authentication, instead of the user's
+    --password: string        # Password for basic authentication, instead of the user's
+    --client-certificate: path # A client certificate file, instead of the user's
+    --client-key: path        # The client certificate's key file, instead of the user's
+    --as: string              # Username to impersonate for the operation (default: the kubeconfig user's as)
+    --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
+    --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
@@ -179,8 +239,20 @@ module completions {
     --kubeconfig: path        # Path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
     --context: string         # The kubeconfig context to use
     --namespace(-n): string   # The namespace (default: the context's; offline: objects without one are in "default")
-    --as: string              # Username to impersonate for the operation
-    --as-group: string        # Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
+    --cluster: string         # The kubeconfig cluster to use, instead of the context's
+    --user: string            # The kubeconfig user to use, instead of the context's
+    --server(-s): string      # The API server's URL, instead of the cluster's (its certificate-authority still applies)
+    --certificate-authority: path # A CA certificate file, instead of the cluster's certificate-authority
+    --insecure-skip-tls-verify # Do not verify the server's certificate (clears the cluster's certificate-authority)
+    --tls-server-name: string # The name to verify the server's certificate against, instead of the server's host
+    --token: string           # Bearer token to authenticate with, instead of the user's (a user's tokenFile is still read first, as in kubectl)
+    --username: string        # Username for basic authentication, instead of the user's
+    --password: string        # Password for basic authentication, instead of the user's
+    --client-certificate: path # A client certificate file, instead of the user's
+    --client-key: path        # The client certificate's key file, instead of the user's
+    --as: string              # Username to impersonate for the operation (default: the kubeconfig user's as)
+    --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
+    --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
     --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)

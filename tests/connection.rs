@@ -38,16 +38,112 @@ fn an_empty_namespace_context_kubeconfig_or_request_timeout_is_taken_as_not_give
     test.run_args(["plan", "-f", example, "-n", ""]).success().stdout_is(&plain.stdout);
 }
 
+/// What each request to `server` carried in its `Authorization` header.
+fn authorizations(server: &FakeHandle) -> Vec<Option<String>> {
+    server.requests().iter().map(|r| r.authorization.clone()).collect()
+}
+
+/// Whether `server` got requests, each with `Authorization: expected`.
+fn all_sent(server: &FakeHandle, expected: &str) -> bool {
+    let sent = authorizations(server);
+    !sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some(expected))
+}
+
 #[test]
-fn a_group_to_impersonate_without_a_user_is_refused_before_any_request_as_kubectl_does() {
+fn kubectls_flags_override_the_kubeconfigs_cluster_and_user_as_kubectl_does() {
     let server = shop(2, "StepPaused").start();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["status", "demo", "--as-group", "dev"])
-        .run()
+    let front = crate::support::net::TlsFront::to(server.address().port());
+    // What the requests of `flags` carried in Authorization.
+    let sent = |test: &Test, flags: &[&str]| -> Vec<Option<String>> {
+        let before = server.requests().len();
+        let out = test.run_args(["status", "demo", "-n", "shop"].iter().chain(flags));
+        out.success().stdout_has("Rollout shop/demo\n");
+        authorizations(&server)[before..].to_vec()
+    };
+    let all = |sent: Vec<Option<String>>, expected: &str| {
+        assert!(!sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some(expected)), "{sent:?}");
+    };
+    // No kubeconfig at all: the server, a CA file relative to the working directory, a token.
+    let test = Test::new().file("ca.pem", &test_ca());
+    all(
+        sent(&test, &["-s", &front.url(), "--certificate-authority", "ca.pem", "--token", "flag-token"]),
+        "Bearer flag-token",
+    );
+    // The context's cluster is not there, its tls-server-name for another name.
+    let text = format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n\
+         clusters:\n- name: down\n  cluster: {{server: 'https://127.0.0.1:9', certificate-authority: ca.pem, tls-server-name: elsewhere.test}}\n\
+         - name: up\n  cluster: {{server: '{}', certificate-authority: ca.pem}}\n\
+         contexts:\n- name: c\n  context: {{cluster: down, user: u1}}\n\
+         users:\n- name: u1\n  user: {{token: one}}\n- name: u2\n  user: {{token: two}}\n- name: u3\n  user: {{}}\n",
+        front.url()
+    );
+    let test = test.file("kubeconfig", &text);
+    all(sent(&test, &["--cluster", "up", "--user", "u2", "--token", ""]), "Bearer two");
+    // --server keeps the cluster's CA, and clears its tls-server-name (for the other server).
+    all(sent(&test, &["--server", &front.url()]), "Bearer one");
+    // --insecure-skip-tls-verify clears the cluster's CA, which would be refused beside it.
+    all(sent(&test, &["--cluster", "up", "--insecure-skip-tls-verify"]), "Bearer one");
+    all(sent(&test, &["--cluster", "up", "--tls-server-name", "kube.proxy.test"]), "Bearer one");
+    all(sent(&test, &["--cluster", "up", "--user", "u3", "--username", "bob", "--password", "pw"]), "Basic Ym9iOnB3");
+    // Entries the kubeconfig does not define, and files that are not there, are named.
+    let requests = server.requests().len();
+    test.run_args(["status", "demo", "--cluster", "nope"]).status(1).stderr_has(
+        "error: cluster \"nope\" (--cluster) does not exist in the kubeconfig; its clusters are: down, up\n",
+    );
+    test.run_args(["status", "demo", "--cluster", "up", "--client-certificate", "nope.pem", "--client-key", "ca.pem"])
         .status(1)
-        .stderr_has("the following required arguments were not provided:\n  --as <USER>");
+        .stderr_has("error: reading the --client-certificate file: nope.pem: ");
+    assert_eq!(server.requests().len(), requests);
+}
+
+#[test]
+fn groups_or_a_uid_to_impersonate_need_a_user_to_impersonate_which_the_kubeconfig_may_give() {
+    let server = shop(2, "StepPaused").start();
+    let as_carol = "    as: carol\n    as-groups: [ops]\n";
+    let test = Test::new().kubeconfig_over_tls(&server, as_carol);
+    // An empty --as is not given: the user's as applies. --as-group and --as-uid need no --as
+    // then, and the groups replace the user's.
+    test.run_args(["status", "demo", "--as", "", "--as-group", "dev", "--as-uid", "42"]).success();
+    let sent: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|r| (r.impersonate_user.clone(), r.impersonate_groups.clone(), r.impersonate_uid.clone()))
+        .collect();
+    let expected = (Some("carol".to_string()), vec!["dev".to_string()], Some("42".to_string()));
+    assert!(!sent.is_empty() && sent.iter().all(|s| *s == expected), "{sent:?}");
+    // No user to impersonate anywhere: refused before any request, in kubectl's words.
+    let server = shop(2, "StepPaused").start();
+    for flags in [&["--as-group", "dev"][..], &["--as-uid", "42"], &["--as", "", "--as-group", "dev"]] {
+        Test::new()
+            .kubeconfig(&server)
+            .args(["status", "demo"].iter().chain(flags))
+            .run()
+            .status(1)
+            .stderr_has("error: requesting uid, groups or user-extra for fake-user without impersonating a user (");
+    }
     assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[test]
+fn a_kubeconfig_file_with_two_entries_of_one_name_is_refused_as_kubectl_refuses_it() {
+    let server = shop(2, "StepPaused").start();
+    // A replacement appended below the entry it was to replace.
+    let test =
+        Test::new().kubeconfig_over_tls(&server, "    token: first\n- name: fake-user\n  user:\n    token: second\n");
+    test.run_args(["status", "demo"]).status(1).stderr_has(&format!(
+        "error: reading the kubeconfig: {}: duplicate name \"fake-user\" in users (kubectl refuses the file too): remove or rename one of the two\n",
+        test.path("kubeconfig").display()
+    ));
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[test]
+fn a_username_without_a_password_is_sent_with_an_empty_one_as_kubectl_sends_it() {
+    let server = shop(2, "StepPaused").start();
+    Test::new().kubeconfig_over_tls(&server, "    username: admin\n").run_args(["status", "demo"]).success();
+    // base64 of `admin:`.
+    assert!(all_sent(&server, "Basic YWRtaW46"), "{:?}", authorizations(&server));
 }
 
 #[test]

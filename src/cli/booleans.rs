@@ -59,7 +59,7 @@ fn boolean_flags(command: &clap::Command) -> BTreeSet<String> {
 }
 
 /// Go's strconv.ParseBool.
-fn parse_bool(value: &str) -> Option<bool> {
+pub(super) fn parse_bool(value: &str) -> Option<bool> {
     match value {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),

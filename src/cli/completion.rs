@@ -235,7 +235,7 @@ fn analyse(words: &[String]) -> (Want, ConnectionArgs) {
                 match value {
                     Some(value) => remember(arg, value, &mut connection),
                     None if takes_value(arg) => pending = Some(arg),
-                    None => {}
+                    None => remember(arg, "true", &mut connection),
                 }
             }
         } else if let Some(shorts) = word.strip_prefix('-').filter(|s| !s.is_empty()) {
@@ -310,8 +310,28 @@ fn remember(arg: &Arg, value: &str, connection: &mut ConnectionArgs) {
         "context" => connection.context = Some(value.into()),
         "namespace" => connection.namespace = Some(value.into()),
         "as_user" => connection.as_user = Some(value.into()),
+        "as_uid" => connection.as_uid = Some(value.into()),
         "as_groups" => connection.as_groups.push(value.into()),
-        _ => {}
+        "insecure_skip_tls_verify" => {
+            connection.overrides.insecure_skip_tls_verify = super::booleans::parse_bool(value) == Some(true)
+        }
+        id => {
+            let overrides = &mut connection.overrides;
+            let field = match id {
+                "cluster" => &mut overrides.cluster,
+                "user" => &mut overrides.user,
+                "server" => &mut overrides.server,
+                "certificate_authority" => &mut overrides.certificate_authority,
+                "tls_server_name" => &mut overrides.tls_server_name,
+                "token" => &mut overrides.token,
+                "username" => &mut overrides.username,
+                "password" => &mut overrides.password,
+                "client_certificate" => &mut overrides.client_certificate,
+                "client_key" => &mut overrides.client_key,
+                _ => return,
+            };
+            *field = Some(value.into());
+        }
     }
 }
 
@@ -548,6 +568,14 @@ mod tests {
         assert_eq!(w.kind, Kind::Rollouts { given: vec!["demo".into()] });
         assert_eq!(connection.kubeconfig.as_deref(), Some(std::path::Path::new("kc")));
         assert_eq!((connection.namespace.as_deref(), connection.context.as_deref()), (Some("shop"), Some("c")));
+        // The flags that override the kubeconfig reach the cluster as on the command line.
+        let words = ["status", "-s", "https://k", "--token=t", "--insecure-skip-tls-verify", "--as-uid", "7", ""];
+        let (_, connection) = want(&words);
+        let overrides = &connection.overrides;
+        assert_eq!((overrides.server.as_deref(), overrides.token.as_deref()), (Some("https://k"), Some("t")));
+        assert!(overrides.insecure_skip_tls_verify);
+        assert_eq!(connection.as_uid.as_deref(), Some("7"));
+        assert!(!want(&["status", "--insecure-skip-tls-verify=false", ""]).1.overrides.insecure_skip_tls_verify);
         assert_eq!(want(&["status", "-n", ""]).0.kind, Kind::Namespaces);
         assert_eq!(want(&["record", "--namespace=s"]).0.kind, Kind::Namespaces);
         assert_eq!(want(&["approve", "--context", ""]).0.kind, Kind::Contexts);

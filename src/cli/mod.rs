@@ -20,6 +20,7 @@ use crate::lua::Limits;
 use crate::output;
 use crate::scripts::DEFAULT_CONTROLLER_NAMESPACE;
 use crate::source::cluster::ConnectionArgs;
+use crate::source::overrides::Overrides;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::io::Write;
@@ -325,11 +326,49 @@ pub struct ConnectionFlags {
     /// The namespace (default: the context's; offline: objects without one are in "default")
     #[arg(short = 'n', long, value_name = "NAMESPACE", overrides_with = "namespace")]
     pub namespace: Option<String>,
-    /// Username to impersonate for the operation
+    /// The kubeconfig cluster to use, instead of the context's
+    #[arg(long, value_name = "NAME", overrides_with = "cluster")]
+    pub cluster: Option<String>,
+    /// The kubeconfig user to use, instead of the context's
+    #[arg(long, value_name = "NAME", overrides_with = "user")]
+    pub user: Option<String>,
+    /// The API server's URL, instead of the cluster's (its certificate-authority still applies)
+    #[arg(short = 's', long, value_name = "URL", overrides_with = "server")]
+    pub server: Option<String>,
+    /// A CA certificate file, instead of the cluster's certificate-authority
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, overrides_with = "certificate_authority")]
+    pub certificate_authority: Option<String>,
+    /// Do not verify the server's certificate (clears the cluster's certificate-authority)
+    #[arg(long, overrides_with = "insecure_skip_tls_verify")]
+    pub insecure_skip_tls_verify: bool,
+    /// The name to verify the server's certificate against, instead of the server's host
+    #[arg(long, value_name = "NAME", overrides_with = "tls_server_name")]
+    pub tls_server_name: Option<String>,
+    /// Bearer token to authenticate with, instead of the user's (a user's tokenFile is still read
+    /// first, as in kubectl)
+    #[arg(long, value_name = "TOKEN", overrides_with = "token")]
+    pub token: Option<String>,
+    /// Username for basic authentication, instead of the user's
+    #[arg(long, value_name = "USERNAME", overrides_with = "username")]
+    pub username: Option<String>,
+    /// Password for basic authentication, instead of the user's
+    #[arg(long, value_name = "PASSWORD", overrides_with = "password")]
+    pub password: Option<String>,
+    /// A client certificate file, instead of the user's
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, overrides_with = "client_certificate")]
+    pub client_certificate: Option<String>,
+    /// The client certificate's key file, instead of the user's
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, overrides_with = "client_key")]
+    pub client_key: Option<String>,
+    /// Username to impersonate for the operation (default: the kubeconfig user's as)
     #[arg(long = "as", value_name = "USER", overrides_with = "as_user")]
     pub as_user: Option<String>,
-    /// Group to impersonate for the operation (repeatable; needs --as, as in kubectl)
-    #[arg(long = "as-group", value_name = "GROUP", requires = "as_user")]
+    /// UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
+    #[arg(long = "as-uid", value_name = "UID", overrides_with = "as_uid")]
+    pub as_uid: Option<String>,
+    /// Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or
+    /// the user's as)
+    #[arg(long = "as-group", value_name = "GROUP")]
     pub as_groups: Vec<String>,
     /// Time limit for each request to the API server (to connect, send it and read its whole
     /// answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default:
@@ -345,8 +384,22 @@ impl ConnectionFlags {
             kubeconfig: given(&self.kubeconfig).map(PathBuf::from),
             context: given(&self.context),
             namespace: self.namespace(),
-            as_user: self.as_user.clone(),
+            as_user: given(&self.as_user),
+            as_uid: given(&self.as_uid),
             as_groups: self.as_groups.clone(),
+            overrides: Overrides {
+                cluster: given(&self.cluster),
+                user: given(&self.user),
+                server: given(&self.server),
+                certificate_authority: given(&self.certificate_authority),
+                insecure_skip_tls_verify: self.insecure_skip_tls_verify,
+                tls_server_name: given(&self.tls_server_name),
+                token: given(&self.token),
+                username: given(&self.username),
+                password: given(&self.password),
+                client_certificate: given(&self.client_certificate),
+                client_key: given(&self.client_key),
+            },
             request_timeout: self.request_timeout.and_then(|RequestTimeout(timeout)| timeout),
             plugin_terminal: Default::default(),
         }
@@ -358,8 +411,8 @@ impl ConnectionFlags {
     }
 }
 
-/// A flag's value, `None` when empty, as kubectl takes an empty `--kubeconfig`, `--context` or
-/// `-n`.
+/// A flag's value, `None` when empty, as kubectl takes an empty `--kubeconfig`, `--context`,
+/// `-n`, `--as`, `--server`, `--token`…
 fn given(value: &Option<String>) -> Option<String> {
     value.clone().filter(|v| !v.is_empty())
 }

@@ -7,6 +7,7 @@ use super::deadline::DeadlineLayer;
 pub use super::exec_plugin::Terminal;
 use super::exec_plugin::{Authenticate, Credential, PluginToken};
 use super::files::{self, Existing};
+use super::overrides::{Overrides, Selected};
 use super::proxy::ProxyEnv;
 use super::retry::Retries;
 use super::token_file::TokenFile;
@@ -64,7 +65,10 @@ pub struct ConnectionArgs {
     pub context: Option<String>,
     pub namespace: Option<String>,
     pub as_user: Option<String>,
+    pub as_uid: Option<String>,
     pub as_groups: Vec<String>,
+    /// The flags that override the kubeconfig's cluster and user (`--server`, `--token`, …).
+    pub overrides: Overrides,
     /// `--request-timeout`: `None` when not given ([`DEFAULT_REQUEST_TIMEOUT`]), zero for no
     /// limit.
     pub request_timeout: Option<Duration>,
@@ -206,15 +210,15 @@ fn credentials_held(user: &AuthInfo) -> Option<&'static str> {
 
 impl Cluster {
     pub async fn connect(args: &ConnectionArgs) -> Result<Cluster, Error> {
-        let mut kubeconfig = super::kubeconfig::read(args.kubeconfig.as_deref())?;
+        let overrides = &args.overrides;
+        let mut kubeconfig = super::kubeconfig::read(args.kubeconfig.as_deref(), overrides.server.is_some())?;
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
-        super::kubeconfig::check_named_files(&kubeconfig, &context)?;
-        let named = kubeconfig.contexts.iter().find(|c| c.name == context).and_then(|c| c.context.as_ref());
-        let user = named.and_then(|c| c.user.clone()).unwrap_or_default();
-        let cluster = named.and_then(|c| kubeconfig.clusters.iter().find(|k| k.name == c.cluster));
+        let selected = overrides.apply(&mut kubeconfig, &context, args.context.is_some())?;
+        super::kubeconfig::check_named_files(&kubeconfig, &selected, overrides)?;
+        let Selected { cluster: cluster_name, user } = selected;
+        let cluster = kubeconfig.clusters.iter().find(|k| Some(&k.name) == cluster_name.as_ref());
         let proxy_url = cluster.and_then(|k| k.cluster.as_ref()).and_then(|k| k.proxy_url.clone());
-        let cluster_name = named.map(|c| c.cluster.clone());
         let tls = super::kubeconfig::add_server_scheme(&mut kubeconfig, cluster_name.as_deref());
         super::kubeconfig::check_server(&kubeconfig, cluster_name.as_deref(), &context)?;
         // What kubectl checks of the user's credentials and the server's TLS settings, it
@@ -226,7 +230,13 @@ impl Cluster {
         if let Some(warning) = super::kubeconfig::missing_user(&kubeconfig, &user, &context) {
             crate::stderr::line(&warning);
         }
-        let options = KubeConfigOptions { context: args.context.clone(), ..Default::default() };
+        // The entries selected, which may be ones the flags made (a user for --token where the
+        // context names none).
+        let options = KubeConfigOptions {
+            context: args.context.clone(),
+            cluster: cluster_name.clone(),
+            user: Some(user.clone()),
+        };
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
             .map_err(|e| super::kubeconfig::context_error(&contexts, &context, args.context.is_some(), e))?;
@@ -250,9 +260,13 @@ impl Cluster {
         if let Some(user) = &args.as_user {
             config.auth_info.impersonate = Some(user.clone());
         }
+        if let Some(uid) = &args.as_uid {
+            config.auth_info.impersonate_uid = Some(uid.clone());
+        }
         if !args.as_groups.is_empty() {
             config.auth_info.impersonate_groups = Some(args.as_groups.clone());
         }
+        super::kubeconfig::check_impersonation(&config.auth_info, &user)?;
         // As kubectl (clientcmd): a user's credentials go to an https:// server only; to a
         // plain-HTTP one (kubectl proxy, a port-forward, a mistyped URL) they would cross the
         // network readable. Whom to impersonate goes either way (kubectl proxy passes it on).
@@ -266,10 +280,13 @@ impl Cluster {
             let user = std::mem::take(&mut config.auth_info);
             config.auth_info = AuthInfo {
                 impersonate: user.impersonate,
+                impersonate_uid: user.impersonate_uid,
                 impersonate_groups: user.impersonate_groups,
+                impersonate_user_extra: user.impersonate_user_extra,
                 ..Default::default()
             };
         }
+        super::kubeconfig::complete_basic_auth(&mut config.auth_info);
         super::kubeconfig::check_auth_provider(&config.auth_info, &user)?;
         // The limit is one deadline per request (super::deadline), not kube's timeouts: its
         // read timeout starts again whenever data arrives, so a trickling reply never hit it.

@@ -4,6 +4,7 @@
 //! the files its context names, which kube reads whole.
 
 use super::files::{self, Limit};
+use super::overrides::{Overrides, Selected};
 use crate::error::Error;
 use kube::config::{AuthInfo, Context, Kubeconfig, KubeconfigError, NamedAuthInfo, NamedCluster, NamedContext};
 use secrecy::ExposeSecret;
@@ -22,15 +23,19 @@ pub(super) const NAMED_FILE: Limit = Limit {
 
 /// `explicit` (`--kubeconfig`), else the files KUBECONFIG lists, merged as kubectl merges them
 /// (the first to set a value wins; as kubectl, one that does not exist is skipped, but not all),
-/// else ~/.kube/config.
-pub fn read(explicit: Option<&Path>) -> Result<Kubeconfig, Error> {
+/// else ~/.kube/config. With `server_given` (`--server`) and no kubeconfig, an empty one: the
+/// flags say all, as in kubectl (which then uses no service account either).
+pub fn read(explicit: Option<&Path>, server_given: bool) -> Result<Kubeconfig, Error> {
     let paths = match explicit {
         Some(path) => vec![path.to_path_buf()],
         None => default_paths(),
     };
+    let none_exists = || paths.iter().all(|path| path.symlink_metadata().is_err());
+    if explicit.is_none() && server_given && none_exists() {
+        return Ok(Kubeconfig::default());
+    }
     // In a pod with no kubeconfig, kubectl uses the pod's service account (client-go's
     // in-cluster configuration), and so does this tool.
-    let none_exists = || paths.iter().all(|path| path.symlink_metadata().is_err());
     if explicit.is_none() && none_exists() {
         let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
         let account = Path::new(SERVICE_ACCOUNT);
@@ -132,7 +137,27 @@ fn read_file(path: &Path) -> Result<Kubeconfig, Error> {
     if let Some(kind) = kubeconfig.kind.as_deref().filter(|kind| !kind.is_empty() && *kind != "Config") {
         return Err(read_error(format!("{}: a {kind}, not a kubeconfig (kind: Config)", path.display())));
     }
+    check_unique_names(&kubeconfig).map_err(|why| read_error(format!("{}: {why}", path.display())))?;
     Ok(kubeconfig)
+}
+
+/// Two clusters, users or contexts of one name in one file are refused, as kubectl refuses the
+/// file: kube would use the first without a word, and an entry appended to replace it would be
+/// ignored (kubectl and this tool acting as different users).
+fn check_unique_names(kubeconfig: &Kubeconfig) -> Result<(), String> {
+    let lists: [(&str, Vec<&str>); 3] = [
+        ("clusters", kubeconfig.clusters.iter().map(|c| c.name.as_str()).collect()),
+        ("users", kubeconfig.auth_infos.iter().map(|u| u.name.as_str()).collect()),
+        ("contexts", kubeconfig.contexts.iter().map(|c| c.name.as_str()).collect()),
+    ];
+    for (list, names) in lists {
+        if let Some((_, name)) = names.iter().enumerate().find(|(i, name)| names[..*i].contains(name)) {
+            return Err(format!(
+                "duplicate name {name:?} in {list} (kubectl refuses the file too): remove or rename one of the two"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A kubeconfig file's bytes, taken as kube's `Kubeconfig::read_from` takes them (it reads the
@@ -182,16 +207,17 @@ fn auth_info<'a>(kubeconfig: &'a Kubeconfig, user: &str) -> Option<&'a AuthInfo>
     kubeconfig.auth_infos.iter().find(|a| a.name == user).and_then(|a| a.auth_info.as_ref())
 }
 
-/// Reads each file that `context`'s cluster and user name, and that kube would read (a file
+/// Reads each file that the selected cluster and user name, and that kube would read (a file
 /// that its `…-data` field does not override), within `NAMED_FILE`: kube reads them whole, and
-/// reads them again itself after this. (The tokenFile is read by `super::token_file`.)
-pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), Error> {
-    let Some(context) = kubeconfig.contexts.iter().find(|c| c.name == context).and_then(|c| c.context.as_ref()) else {
+/// reads them again itself after this. (The tokenFile is read by `super::token_file`.) A file a
+/// flag gave is named by the flag.
+pub fn check_named_files(kubeconfig: &Kubeconfig, selected: &Selected, overrides: &Overrides) -> Result<(), Error> {
+    let Some(cluster) = &selected.cluster else {
         // kube says the context is missing.
         return Ok(());
     };
-    let cluster = kubeconfig.clusters.iter().find(|c| c.name == context.cluster).and_then(|c| c.cluster.as_ref());
-    let user = context.user.as_deref().and_then(|user| auth_info(kubeconfig, user));
+    let cluster = kubeconfig.clusters.iter().find(|c| c.name == *cluster).and_then(|c| c.cluster.as_ref());
+    let user = auth_info(kubeconfig, &selected.user);
     let named = [
         (
             "certificate-authority",
@@ -205,8 +231,11 @@ pub fn check_named_files(kubeconfig: &Kubeconfig, context: &str) -> Result<(), E
     ];
     for (field, path) in named {
         if let Some(path) = path {
-            files::read_file(Path::new(path), NAMED_FILE)
-                .map_err(|e| Error::Input(format!("reading the kubeconfig's {field}: {e}")))?;
+            let whose = match overrides.flag_of(field) {
+                Some(flag) => format!("the {flag} file"),
+                None => format!("the kubeconfig's {field}"),
+            };
+            files::read_file(Path::new(path), NAMED_FILE).map_err(|e| Error::Input(format!("reading {whose}: {e}")))?;
         }
     }
     Ok(())
@@ -297,9 +326,9 @@ pub fn check_tokens(kubeconfig: &Kubeconfig, user: &str) -> Result<(), Error> {
         return Ok(());
     };
     // client-go's words: kube would send the username and password, and never the token.
-    if info.username.is_some() && info.password.is_some() && (info.token.is_some() || info.token_file.is_some()) {
+    if (info.username.is_some() || info.password.is_some()) && (info.token.is_some() || info.token_file.is_some()) {
         return Err(Error::Input(format!(
-            "user {user} of the kubeconfig has a username and password and a token (or tokenFile): \"username/password or bearer token may be set, but not both\", as kubectl refuses it; keep one"
+            "user {user} of the kubeconfig has a username or password and a token (or tokenFile), --username, --password and --token included: \"username/password or bearer token may be set, but not both\", as kubectl refuses it; keep one"
         )));
     }
     let token = info.token.as_ref().map(|t| ("token", t.expose_secret()));
@@ -334,6 +363,30 @@ pub fn check_auth_provider(user_info: &AuthInfo, user: &str) -> Result<(), Error
     Err(Error::Input(format!(
         "user {user} of the kubeconfig has auth-provider {name}: the {name} auth plugin has been removed (kubectl refuses it too); use the \"{replacement}\" kubectl/client-go credential plugin instead (an exec entry)"
     )))
+}
+
+/// A user with a username and no password sends `username:` (basic auth with an empty
+/// password), as kubectl sends it; kube would send nothing.
+pub fn complete_basic_auth(user: &mut AuthInfo) {
+    if user.username.is_some() && user.password.is_none() {
+        user.password = Some(String::new().into());
+    }
+}
+
+/// Whom to impersonate: a group, uid or extra without a user is refused before any request, in
+/// kubectl's words (an API server refuses it, and kube would send it). `user` is the kubeconfig
+/// user's name.
+pub fn check_impersonation(info: &AuthInfo, user: &str) -> Result<(), Error> {
+    let without_user = info.impersonate.is_none()
+        && (info.impersonate_uid.is_some()
+            || info.impersonate_groups.as_ref().is_some_and(|groups| !groups.is_empty())
+            || info.impersonate_user_extra.as_ref().is_some_and(|extra| !extra.is_empty()));
+    if without_user {
+        return Err(Error::Input(format!(
+            "requesting uid, groups or user-extra for {user} without impersonating a user (--as-group or --as-uid, or the kubeconfig user's as-groups, as-uid or as-user-extra, with neither --as nor its as); kubectl refuses it too: pass --as USER"
+        )));
+    }
+    Ok(())
 }
 
 /// The user's tokenFile when it is the credential used: kube takes an auth-provider, then a
@@ -597,13 +650,19 @@ mod tests {
         Kubeconfig::from_yaml(&text).unwrap()
     }
 
+    fn selected(cluster: &str, user: &str) -> Selected {
+        Selected { cluster: Some(cluster.into()), user: user.into() }
+    }
+
     #[test]
     fn the_files_of_the_context_are_read_within_a_bound() {
         for (field, user) in [
             ("client-certificate", "{client-certificate: /dev/zero, client-key: /dev/null}"),
             ("client-key", "{client-certificate: /dev/null, client-key: /dev/zero}"),
         ] {
-            let error = check_named_files(&with_user(user), "ctx").unwrap_err().to_string();
+            let error = check_named_files(&with_user(user), &selected("c", "u"), &Overrides::default())
+                .unwrap_err()
+                .to_string();
             assert_eq!(
                 error,
                 format!(
@@ -612,8 +671,68 @@ mod tests {
                 )
             );
         }
-        let error = check_named_files(&with_user("{}"), "other").unwrap_err().to_string();
+        let error = check_named_files(&with_user("{}"), &selected("zero", "zero"), &Overrides::default())
+            .unwrap_err()
+            .to_string();
         assert!(error.starts_with("reading the kubeconfig's certificate-authority: /dev/zero: the input passes 1 MiB"));
+        // A file given by flag is named by the flag.
+        let overrides = Overrides { client_key: Some("/dev/zero".into()), ..Default::default() };
+        let mut kubeconfig = with_user("{client-certificate: /dev/null}");
+        let selected = overrides.apply(&mut kubeconfig, "ctx", false).unwrap();
+        let error = check_named_files(&kubeconfig, &selected, &overrides).unwrap_err().to_string();
+        assert!(error.starts_with("reading the --client-key file: /dev/zero: the input passes 1 MiB"), "{error}");
+    }
+
+    #[test]
+    fn two_entries_of_one_name_in_a_file_are_refused_as_kubectl_refuses_them() {
+        let check = |text: &str| check_unique_names(&Kubeconfig::from_yaml(text).unwrap());
+        assert_eq!(check("users:\n- name: u\n- name: v\n"), Ok(()));
+        assert_eq!(
+            check("users:\n- name: u\n  user: {token: first}\n- name: v\n- name: u\n  user: {token: second}\n"),
+            Err("duplicate name \"u\" in users (kubectl refuses the file too): remove or rename one of the two".into())
+        );
+        let error = check("clusters:\n- name: c\n- name: c\ncontexts:\n- name: x\n- name: x\n").unwrap_err();
+        assert!(error.starts_with("duplicate name \"c\" in clusters"), "the first list, as kubectl: {error}");
+        assert!(
+            check("contexts:\n- name: x\n- name: x\n").unwrap_err().starts_with("duplicate name \"x\" in contexts")
+        );
+        // Across files they are not: the first file's wins (the merge).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kc");
+        std::fs::write(&path, "users:\n- name: u\n- name: u\n").unwrap();
+        let error = read(Some(&path), false).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!("reading the kubeconfig: {}: duplicate name \"u\" in users", path.display())),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_username_without_a_password_is_sent_with_an_empty_one_as_kubectl_sends_it() {
+        let mut info = user("{username: admin}");
+        complete_basic_auth(&mut info);
+        assert_eq!(info.password.as_ref().map(|p| p.expose_secret().to_string()), Some(String::new()));
+        let mut info = user("{username: admin, password: pw}");
+        complete_basic_auth(&mut info);
+        assert_eq!(info.password.as_ref().map(|p| p.expose_secret().to_string()), Some("pw".into()));
+        let mut info = user("{token: t}");
+        complete_basic_auth(&mut info);
+        assert!(info.password.is_none());
+    }
+
+    #[test]
+    fn groups_uid_or_extra_to_impersonate_need_a_user_to_impersonate() {
+        let check = |yaml: &str| check_impersonation(&user(yaml), "u").map_err(|e| e.to_string());
+        for fine in ["{}", "{as: carol}", "{as: carol, as-groups: [g], as-uid: '7'}", "{as-groups: []}"] {
+            assert_eq!(check(fine), Ok(()), "{fine}");
+        }
+        for without in ["{as-groups: [g]}", "{as-uid: '7'}", "{as-user-extra: {reason: [x]}}"] {
+            let error = check(without).unwrap_err();
+            assert!(
+                error.starts_with("requesting uid, groups or user-extra for u without impersonating a user ("),
+                "{without}: {error}"
+            );
+        }
     }
 
     #[test]
@@ -622,7 +741,12 @@ mod tests {
             let error = check_tokens(&with_user(both), "u").unwrap_err().to_string();
             assert!(error.contains("\"username/password or bearer token may be set, but not both\""), "{error}");
         }
-        for one in ["{username: u, password: p}", "{token: t, tokenFile: /t}", "{username: u, token: t}"] {
+        // A username or a password alone is basic auth too, for kubectl ("more than one
+        // authentication method found").
+        for either in ["{username: u, token: t}", "{password: p, tokenFile: /t}"] {
+            assert!(check_tokens(&with_user(either), "u").is_err(), "{either}");
+        }
+        for one in ["{username: u, password: p}", "{token: t, tokenFile: /t}", "{username: u}"] {
             assert!(check_tokens(&with_user(one), "u").is_ok(), "{one}");
         }
     }
@@ -643,7 +767,7 @@ mod tests {
         let path = dir.path().join("ro.yaml");
         std::fs::write(&path, "apiVersion: rollouts.kruise.io/v1beta1\nkind: Rollout\nmetadata: {name: demo}\n")
             .unwrap();
-        let error = read(Some(&path)).unwrap_err().to_string();
+        let error = read(Some(&path), false).unwrap_err().to_string();
         assert!(
             error.starts_with(&format!(
                 "reading the kubeconfig: {}: a Rollout, not a kubeconfig (kind: Config)",
@@ -699,8 +823,8 @@ mod tests {
     fn only_the_files_kube_reads_are_read() {
         // Another context's files, a file that data overrides, a missing context.
         let data = "{client-certificate-data: Q0VSVA==, client-certificate: /dev/zero, client-key-data: S0VZ, client-key: /dev/zero}";
-        assert!(check_named_files(&with_user(data), "ctx").is_ok());
-        assert!(check_named_files(&with_user("{}"), "ctx").is_ok());
-        assert!(check_named_files(&with_user("{}"), "missing").is_ok());
+        assert!(check_named_files(&with_user(data), &selected("c", "u"), &Overrides::default()).is_ok());
+        assert!(check_named_files(&with_user("{}"), &selected("c", "u"), &Overrides::default()).is_ok());
+        assert!(check_named_files(&with_user("{}"), &Selected::default(), &Overrides::default()).is_ok());
     }
 }

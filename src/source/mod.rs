@@ -7,6 +7,7 @@ mod exec_plugin;
 pub mod files;
 mod kubeconfig;
 pub mod live;
+pub mod overrides;
 mod proxy;
 pub mod retry;
 mod token_file;

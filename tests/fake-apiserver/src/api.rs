@@ -101,6 +101,7 @@ pub(crate) struct ApiRequest {
     pub content_type: Option<String>,
     pub authorization: Option<String>,
     pub impersonate_user: Option<String>,
+    pub impersonate_uid: Option<String>,
     pub impersonate_groups: Vec<String>,
     pub user_agent: Option<String>,
     pub body: Bytes,

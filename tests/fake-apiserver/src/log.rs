@@ -24,6 +24,8 @@ pub struct LoggedRequest {
     pub authorization: Option<String>,
     /// `Impersonate-User` header (kube's `--as`).
     pub impersonate_user: Option<String>,
+    /// `Impersonate-Uid` header (kubectl's `--as-uid`).
+    pub impersonate_uid: Option<String>,
     /// `Impersonate-Group` headers (kube's `--as-group`).
     pub impersonate_groups: Vec<String>,
     /// `User-Agent` header.
@@ -95,6 +97,7 @@ mod tests {
             status: Some(200),
             authorization: None,
             impersonate_user: None,
+            impersonate_uid: None,
             impersonate_groups: Vec::new(),
             user_agent: None,
             started: Duration::from_millis(start_ms),

@@ -338,6 +338,7 @@ fn api_request(parts: &Parts, body: Bytes) -> ApiRequest {
         content_type: header("content-type"),
         authorization: header("authorization"),
         impersonate_user: header("impersonate-user"),
+        impersonate_uid: header("impersonate-uid"),
         impersonate_groups: parts
             .headers
             .get_all("impersonate-group")
@@ -366,6 +367,7 @@ fn log_entry(request: ApiRequest, status: Option<u16>, started: Duration, finish
         status,
         authorization: request.authorization,
         impersonate_user: request.impersonate_user,
+        impersonate_uid: request.impersonate_uid,
         impersonate_groups: request.impersonate_groups,
         user_agent: request.user_agent,
         started,
