@@ -110,9 +110,10 @@ impl Backups {
         Ok(Backups { root: state.join("kubectl-rollout-lua/backups"), context: path_part(context) })
     }
 
-    /// The backups of `context` in this user's state folder (`Backups::new`).
-    pub fn of_context(context: &str) -> Result<Backups, Error> {
-        Backups::new(context, files::xdg_dir("XDG_STATE_HOME", ".local/state"))
+    /// The backups of `cluster` (its context's, `Cluster::backup_folder`) in this user's state
+    /// folder (`Backups::new`).
+    pub fn of_cluster(cluster: &Cluster) -> Result<Backups, Error> {
+        Backups::new(&cluster.backup_folder, files::xdg_dir("XDG_STATE_HOME", ".local/state"))
     }
 
     /// Saves the object as read; the path is reported so `restore --from-backup` can use it.
@@ -491,7 +492,7 @@ impl<'a> Writer<'a> {
     /// place for its backups.
     pub fn new(cluster: &'a Cluster, mode: Mode, interrupt: Interrupt, ask: Option<Ask>) -> Result<Writer<'a>, Error> {
         let backups = match mode {
-            Mode::Apply => Some(Backups::of_context(&cluster.context)?),
+            Mode::Apply => Some(Backups::of_cluster(cluster)?),
             Mode::ClientDryRun | Mode::ServerDryRun => None,
         };
         Ok(Writer {

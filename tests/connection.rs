@@ -98,6 +98,23 @@ fn kubectls_flags_override_the_kubeconfigs_cluster_and_user_as_kubectl_does() {
 }
 
 #[test]
+fn backups_of_a_context_pointed_at_another_server_by_flags_are_kept_apart() {
+    // A review of the connection flags: backups are kept by context, and `restore --ref` of a
+    // context pointed at another cluster (`--server`) would have found the first's.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let other = format!("http://localhost:{}", server.address().port());
+    test.run_args(["approve", "demo", "--yes", "--traffic-only", "-s", &other]).success();
+    let backups = test.path("home/.local/state/kubectl-rollout-lua/backups");
+    let folders: Vec<String> =
+        std::fs::read_dir(&backups).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(folders, [format!("fake@localhost:{}", server.address().port())]);
+    // The context's own server, given by flag, is the context's.
+    test.run_args(["restore", "demo", "--yes", "-s", &server.url()]).success();
+    assert!(backups.join("fake").is_dir(), "{:?}", std::fs::read_dir(&backups).unwrap().collect::<Vec<_>>());
+}
+
+#[test]
 fn groups_or_a_uid_to_impersonate_need_a_user_to_impersonate_which_the_kubeconfig_may_give() {
     let server = shop(2, "StepPaused").start();
     let as_carol = "    as: carol\n    as-groups: [ops]\n";

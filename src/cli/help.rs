@@ -45,8 +45,10 @@ Environment:
 Files:
   $XDG_STATE_HOME/kubectl-rollout-lua/backups/CONTEXT/NAMESPACE/KIND/NAME/TIME.yaml
                          each object as read before approve or restore writes it (restore
-                         --from-backup puts one back), readable by their owner only; with
-                         neither XDG_STATE_HOME nor HOME set, approve and restore write nothing
+                         --from-backup puts one back), readable by their owner only
+                         (CONTEXT@HOST:PORT when --server or --cluster point the context at
+                         another server); with neither XDG_STATE_HOME nor HOME set, approve
+                         and restore write nothing
   $XDG_CACHE_HOME/kubectl-rollout-lua/discovery/SERVER/
                          the API server's discovery, used for 10 minutes (at most 1 MiB a file)
   ~/.kube/config         the kubeconfig, when KUBECONFIG names none";

@@ -212,7 +212,7 @@ async fn restore_objects(
         let keys = restorations.iter().filter(|r| r.live != r.restored).map(|r| &r.key).collect();
         refuse_others_routing(&session.cluster, &selected, &linked, &keys, args.force).await?;
     }
-    let backups = write::Backups::of_context(&session.cluster.context).ok();
+    let backups = write::Backups::of_cluster(&session.cluster).ok();
     let left = left
         .iter()
         .map(|left| left.text(backups.as_ref().and_then(|b| b.oldest_of(&left.key, left.uid.as_deref())).as_deref()));

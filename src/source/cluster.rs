@@ -22,7 +22,7 @@ use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
-use kube::config::{AuthInfo, KubeConfigOptions};
+use kube::config::{AuthInfo, KubeConfigOptions, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::{Client, Config};
 use serde::{Deserialize, Serialize};
@@ -88,8 +88,10 @@ pub struct Cluster {
     pub client: Client,
     /// The namespace commands work in: `-n`, else the context's, else `default`.
     pub namespace: String,
-    /// The kubeconfig context (for backup paths and messages).
+    /// The kubeconfig context (for messages).
     pub context: String,
+    /// The folder of this cluster's backups (see [`backup_folder`]).
+    pub backup_folder: String,
     /// The impersonated user, when `--as` (or the kubeconfig user's `as`) gives one.
     pub user: Option<String>,
     /// Who the API server takes this client for, once asked (`Cluster::whoami`).
@@ -214,6 +216,7 @@ impl Cluster {
         let mut kubeconfig = super::kubeconfig::read(args.kubeconfig.as_deref(), overrides.server.is_some())?;
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
+        let own_server = server_of_context(&kubeconfig, &context);
         let selected = overrides.apply(&mut kubeconfig, &context, args.context.is_some())?;
         super::kubeconfig::check_named_files(&kubeconfig, &selected, overrides)?;
         let Selected { cluster: cluster_name, user } = selected;
@@ -326,6 +329,10 @@ impl Cluster {
         }
         let namespace = args.namespace.clone().unwrap_or_else(|| config.default_namespace.clone());
         let server = config.cluster_url.to_string();
+        let backup_folder = match overrides.server.is_some() || overrides.cluster.is_some() {
+            true => backup_folder(&context, own_server.as_deref(), &config.cluster_url),
+            false => context.clone(),
+        };
         let user = config.auth_info.impersonate.clone();
         let proxy = config.proxy_url.as_ref().map(Uri::to_string);
         let discovery_dir = files::xdg_dir("XDG_CACHE_HOME", ".cache")
@@ -388,6 +395,7 @@ impl Cluster {
             client,
             namespace,
             context,
+            backup_folder,
             user,
             whoami: Default::default(),
             server,
@@ -1067,6 +1075,25 @@ fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
     serde_json::from_slice(&super::files::read_file(path, limit).ok()?).ok()
 }
 
+/// The server of the cluster `context` names in `kubeconfig`, as written there.
+fn server_of_context(kubeconfig: &Kubeconfig, context: &str) -> Option<String> {
+    let named = kubeconfig.contexts.iter().find(|c| c.name == context)?.context.as_ref()?;
+    let cluster = kubeconfig.clusters.iter().find(|c| c.name == named.cluster)?.cluster.as_ref()?;
+    cluster.server.clone()
+}
+
+/// The folder of a cluster's backups when flags (`--server`, `--cluster`) point the context
+/// elsewhere: the context's name, and when `server` is not the context's `own`, that server's
+/// `host:port` too (`ctx@host:6443`), so that `restore` never takes one cluster's backups for
+/// another's. (Without those flags it is the context's name.)
+fn backup_folder(context: &str, own: Option<&str>, server: &Uri) -> String {
+    let place = |uri: &Uri| (uri.authority().map(|a| a.to_string()), uri.path().trim_end_matches('/').to_string());
+    match own.map(str::parse::<Uri>) {
+        Some(Ok(own)) if place(&own) == place(server) => context.to_string(),
+        _ => format!("{context}@{}", server.authority().map_or(server.to_string(), |a| a.to_string())),
+    }
+}
+
 /// Why the client could not be made, in words: a client certificate or key that does not read
 /// (or a key that is missing, or not the certificate's) is named by its kubeconfig fields, and
 /// the bytes rustls quotes (`[67, 69, …]`) left out.
@@ -1218,6 +1245,16 @@ mod tests {
     /// `cause` explains.
     fn no_answer(client: &'static str, why: &'static str, cause: std::io::Error) -> kube::Error {
         kube::Error::Service(Box::new(Layer(client, Some(Box::new(Layer(why, Some(Box::new(cause))))))))
+    }
+
+    #[test]
+    fn backups_of_a_context_pointed_at_another_server_go_apart() {
+        let uri = |text: &str| text.parse::<Uri>().unwrap();
+        let own = Some("https://kube.example:6443");
+        assert_eq!(backup_folder("ctx", own, &uri("https://kube.example:6443/")), "ctx");
+        assert_eq!(backup_folder("ctx", own, &uri("https://other.example:6443")), "ctx@other.example:6443");
+        // A context with no server of its own (none, or no kubeconfig at all: `-s` alone).
+        assert_eq!(backup_folder("", None, &uri("https://10.0.0.1:6443")), "@10.0.0.1:6443");
     }
 
     #[test]
