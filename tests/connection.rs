@@ -516,6 +516,28 @@ fn https_proxy_is_used_for_an_https_server_as_kubectl_uses_it() {
 }
 
 #[test]
+fn a_no_proxy_entry_go_skips_is_skipped_whatever_proxy_is_set() {
+    // A connection trial: kube's loader read NO_PROXY itself whenever HTTPS_PROXY or a proxy-url
+    // was set, and one stray comma (common in corporate settings) failed every command.
+    let server = shop(2, "StepPaused").start();
+    let proxy = Proxy::http();
+    let test = Test::new().kubeconfig_over_tls(&server, "");
+    let no_proxy = "localhost,.svc,10.0.0.0/8,,a b,";
+    test.env("HTTPS_PROXY", &proxy.url()).env("NO_PROXY", no_proxy).run_args(["status", "demo"]).success();
+    // A proxy-url, which ignores NO_PROXY (loopback included), as kubectl's does.
+    let test = Test::new().kubeconfig_over_tls(&server, "");
+    let kubeconfig = std::fs::read_to_string(test.path("kubeconfig")).unwrap();
+    let with_proxy = kubeconfig.replace(
+        "    certificate-authority: ca.pem\n",
+        &format!("    certificate-authority: ca.pem\n    proxy-url: {}\n", proxy.url()),
+    );
+    assert_ne!(with_proxy, kubeconfig);
+    let test = test.file("kubeconfig", &with_proxy);
+    test.env("NO_PROXY", no_proxy).run_args(["status", "demo"]).success();
+    assert!(!proxy.targets().is_empty(), "through the proxy-url");
+}
+
+#[test]
 fn no_proxy_and_the_servers_scheme_decide_whether_the_proxy_is_used() {
     let server = shop(2, "StepPaused").start();
     let proxy = Proxy::http();

@@ -20,11 +20,11 @@ use http::Uri;
 use http_body_util::{LengthLimitError, Limited};
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
+use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
-use kube::config::{AuthInfo, KubeConfigOptions, Kubeconfig};
+use kube::config::{AuthInfo, Kubeconfig};
 use kube::core::{ApiResource, GroupVersionKind};
-use kube::{Client, Config};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -235,22 +235,16 @@ impl Cluster {
         }
         // The entries selected, which may be ones the flags made (a user for --token where the
         // context names none).
-        let options = KubeConfigOptions {
-            context: args.context.clone(),
-            cluster: cluster_name.clone(),
-            user: Some(user.clone()),
-        };
-        let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
-            .await
+        let selected = Selected { cluster: cluster_name, user: user.clone() };
+        let mut config = super::kubeconfig::config_of(&kubeconfig, args.context.as_deref(), &selected)
             .map_err(|e| super::kubeconfig::context_error(&contexts, &context, args.context.is_some(), e))?;
-        // kube takes a CA that holds no PEM certificate for an empty trust store: every server
-        // would then be refused as signed by an unknown authority.
+        // A CA that holds no PEM certificate would make an empty trust store: every server would
+        // then be refused as signed by an unknown authority.
         if config.root_cert.as_ref().is_some_and(Vec::is_empty) {
             return Err(Error::Input(format!(
                 "the certificate-authority (or certificate-authority-data) of the cluster of context {context} in the kubeconfig holds no PEM certificate (kubectl refuses it too: unable to load root certificates)"
             )));
         }
-        // kube chose from HTTPS_PROXY alone, and matched NO_PROXY against the proxy's URL.
         config.proxy_url = super::proxy::proxy_for(&config.cluster_url, proxy_url.as_deref(), &ProxyEnv::read())
             .map_err(|why| Error::Input(format!("connecting to the cluster of context {context}: {why}")))?;
         // A plain-HTTP server (kubectl proxy, a local test server) never does TLS, unless through

@@ -6,7 +6,12 @@
 use super::files::{self, Limit};
 use super::overrides::{Overrides, Selected};
 use crate::error::Error;
-use kube::config::{AuthInfo, Context, Kubeconfig, KubeconfigError, NamedAuthInfo, NamedCluster, NamedContext};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use kube::Config;
+use kube::config::{
+    AuthInfo, Cluster, Context, Kubeconfig, KubeconfigError, LoadDataError, NamedAuthInfo, NamedCluster, NamedContext,
+};
 use secrecy::ExposeSecret;
 use std::path::{Path, PathBuf};
 
@@ -403,6 +408,53 @@ fn read_error(why: String) -> Error {
     Error::Input(format!("reading the kubeconfig: {why}\n  {READ_TIP}"))
 }
 
+/// kube's `Config` of the `selected` entries of `context` (`None`: the current-context), made as
+/// kube's loader (`Config::from_custom_kubeconfig`) makes it but for the proxy, which
+/// `super::proxy` chooses as Go does: kube's loader reads the proxy variables itself and refused
+/// the whole NO_PROXY over an entry Go skips (a stray comma).
+pub fn config_of(
+    kubeconfig: &Kubeconfig,
+    context: Option<&str>,
+    selected: &Selected,
+) -> Result<Config, KubeconfigError> {
+    let name = context.map(str::to_string).or_else(|| kubeconfig.current_context.clone());
+    let name = name.ok_or(KubeconfigError::CurrentContextNotSet)?;
+    let named = kubeconfig.contexts.iter().find(|c| c.name == name).and_then(|c| c.context.as_ref());
+    let named = named.ok_or_else(|| KubeconfigError::LoadContext(name.clone()))?;
+    let cluster_name = selected.cluster.clone().unwrap_or_else(|| named.cluster.clone());
+    let cluster = kubeconfig.clusters.iter().find(|c| c.name == cluster_name).and_then(|c| c.cluster.as_ref());
+    let cluster = cluster.ok_or(KubeconfigError::LoadClusterOfContext(cluster_name))?;
+    let user = kubeconfig.auth_infos.iter().find(|u| u.name == selected.user).and_then(|u| u.auth_info.clone());
+    let mut user = user.unwrap_or_default();
+    if let Some(exec) = &mut user.exec
+        && exec.provide_cluster_info
+    {
+        exec.cluster = Some(cluster.try_into()?);
+    }
+    let server = cluster.server.as_deref().ok_or(KubeconfigError::MissingClusterUrl)?;
+    let mut config = Config::new(server.parse().map_err(KubeconfigError::ParseClusterUrl)?);
+    config.default_namespace = named.namespace.clone().unwrap_or_else(|| "default".into());
+    config.root_cert = certificate_authority(cluster)?;
+    config.accept_invalid_certs = cluster.insecure_skip_tls_verify.unwrap_or(false);
+    config.disable_compression = cluster.disable_compression.unwrap_or(false);
+    config.tls_server_name.clone_from(&cluster.tls_server_name);
+    config.auth_info = user;
+    Ok(config)
+}
+
+/// The certificates (DER) of the cluster's certificate-authority(-data), as kube reads them:
+/// the data before the file, and of the PEM blocks the certificates only.
+fn certificate_authority(cluster: &Cluster) -> Result<Option<Vec<Vec<u8>>>, KubeconfigError> {
+    let failed = KubeconfigError::LoadCertificateAuthority;
+    let pem = match (&cluster.certificate_authority_data, &cluster.certificate_authority) {
+        (Some(data), _) => BASE64.decode(data).map_err(|e| failed(LoadDataError::DecodeBase64(e)))?,
+        (None, Some(file)) => std::fs::read(file).map_err(|e| failed(LoadDataError::ReadFile(e, file.into())))?,
+        (None, None) => return Ok(None),
+    };
+    let blocks = pem::parse_many(&pem).map_err(KubeconfigError::ParseCertificates)?;
+    Ok(Some(blocks.into_iter().filter(|b| b.tag() == "CERTIFICATE").map(pem::Pem::into_contents).collect()))
+}
+
 /// Why the context `context` (the one asked for with --context when `given`, else the
 /// kubeconfig's current-context) cannot be used, with the contexts the kubeconfig has.
 pub fn context_error(contexts: &[String], context: &str, given: bool, error: KubeconfigError) -> Error {
@@ -431,15 +483,6 @@ pub fn context_error(contexts: &[String], context: &str, given: bool, error: Kub
              add it (`kubectl config set-cluster {cluster} --server=URL`), or point the context at one it defines \
              (`kubectl config set-context {context} --cluster=NAME`)"
         ),
-        // kube reads the proxy variables itself while loading (super::proxy decides after it),
-        // and parses NO_PROXY more strictly than Go.
-        KubeconfigError::ParseNoProxy(e) => format!(
-            "NO_PROXY (or no_proxy) cannot be read: {e} (the client library refuses entries kubectl takes: an \
-             empty one, such as a stray comma, a * among others, one that is not a host, address or range): fix it"
-        ),
-        KubeconfigError::ParseProxyUrl(e) => {
-            format!("the cluster's proxy-url, or else HTTPS_PROXY (https_proxy), is not a URL: {e}")
-        }
         other => format!("kubeconfig context {context:?}: {other}"),
     })
 }
@@ -531,21 +574,38 @@ mod tests {
     }
 
     #[test]
-    fn a_proxy_setting_kube_cannot_read_is_named() {
-        let error =
-            context_error(&[], "dev", true, KubeconfigError::ParseNoProxy(kube::config::NoProxyError::EmptyValue));
+    fn the_config_is_made_of_the_selected_entries_as_kubes_loader_makes_it() {
+        let ca = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tls/ca.pem")).unwrap();
+        let kubeconfig = Kubeconfig::from_yaml(&format!(
+            "current-context: a\n\
+             contexts:\n- name: a\n  context: {{cluster: one, user: u, namespace: shop}}\n\
+             - name: b\n  context: {{cluster: gone}}\n\
+             clusters:\n- name: one\n  cluster: {{server: 'https://one:6443', tls-server-name: kube.test, certificate-authority-data: {}}}\n\
+             - name: two\n  cluster: {{server: 'https://two', insecure-skip-tls-verify: true, certificate-authority-data: '!!'}}\n\
+             users:\n- name: u\n  user: {{token: t, exec: {{command: c, apiVersion: client.authentication.k8s.io/v1, provideClusterInfo: true}}}}\n",
+            BASE64.encode(&ca)
+        ))
+        .unwrap();
+        let selected =
+            |cluster: Option<&str>, user: &str| Selected { cluster: cluster.map(String::from), user: user.into() };
+        let config = config_of(&kubeconfig, None, &selected(None, "u")).unwrap();
+        assert_eq!(config.cluster_url.to_string(), "https://one:6443/");
+        assert_eq!((config.default_namespace.as_str(), config.tls_server_name.as_deref()), ("shop", Some("kube.test")));
+        assert_eq!(config.root_cert.as_ref().map(Vec::len), Some(1), "the CA's one certificate");
+        assert!(!config.accept_invalid_certs);
+        let exec = config.auth_info.exec.as_ref().unwrap();
+        assert_eq!(exec.cluster.as_ref().and_then(|c| c.server.as_deref()), Some("https://one:6443"));
+        // Another cluster (--cluster), a user the kubeconfig does not define (anonymous).
+        let error = config_of(&kubeconfig, None, &selected(Some("two"), "nobody")).unwrap_err();
         assert!(
-            error
-                .to_string()
-                .starts_with("NO_PROXY (or no_proxy) cannot be read: comma-separated value is empty (the client"),
+            error.to_string().starts_with("failed to load certificate authority: failed to decode base64 data"),
             "{error}"
         );
-        let bad = "http://a b".parse::<http::Uri>().unwrap_err();
-        let error = context_error(&[], "dev", true, KubeconfigError::ParseProxyUrl(bad)).to_string();
-        assert!(
-            error.starts_with("the cluster's proxy-url, or else HTTPS_PROXY (https_proxy), is not a URL: "),
-            "{error}"
-        );
+        let error = config_of(&kubeconfig, Some("b"), &selected(None, "")).unwrap_err();
+        assert!(matches!(error, KubeconfigError::LoadClusterOfContext(ref c) if c == "gone"), "{error}");
+        assert!(matches!(config_of(&kubeconfig, Some("c"), &selected(None, "")), Err(KubeconfigError::LoadContext(_))));
+        let none = Kubeconfig::default();
+        assert!(matches!(config_of(&none, None, &selected(None, "")), Err(KubeconfigError::CurrentContextNotSet)));
     }
 
     #[test]
