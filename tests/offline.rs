@@ -48,6 +48,24 @@ pub(crate) fn manifests() -> Test {
 }
 
 #[test]
+fn a_rollout_that_cannot_be_planned_hides_none_of_the_others() {
+    // A scripting trial: `plan -f` printed nothing at all (`-o json` neither) when one Rollout
+    // could not be planned, where against a cluster the others are shown.
+    let nginx = std::fs::read_to_string(repo("examples/nginx-canary/rollout.yaml")).unwrap();
+    let test = manifests().file("m/nginx.yaml", &nginx);
+    let output = test.run_args(["plan", "-f", "m", "-o", "json"]).status(1);
+    let output = output.stderr_has("error: planning m/nginx.yaml:30: Rollout demo/web, step 1/3: Ingress demo/web not found: the canary Ingress is built from it\n");
+    let shown: serde_json::Value = serde_json::from_str(&output.stdout).expect("the plans made, as JSON");
+    let owners: Vec<&str> = shown["plans"].as_array().unwrap().iter().map(|p| p["owner"].as_str().unwrap()).collect();
+    assert_eq!(owners, ["Rollout shop/demo"]);
+    // The text too, and a failure wins over --detailed-exitcode, as against a cluster.
+    let output = test.run_args(["plan", "-f", "m", "--summary", "--detailed-exitcode"]).status(1);
+    assert!(output.stdout.contains("Rollout shop/demo"), "{}", output.stdout);
+    // Alone, it fails as it did.
+    Test::new().file("n.yaml", &nginx).run_args(["plan", "-f", "n.yaml"]).status(1).stdout_is("");
+}
+
+#[test]
 fn plan_shows_every_step_as_a_diff() {
     manifests()
         .args(["plan", "-f", "m"])

@@ -64,23 +64,31 @@ fn external_diff_programs_are_run_as_kubectl_diff_runs_them() {
 }
 
 #[test]
-fn a_closed_pipe_is_not_an_error() {
-    let home = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BINARY)
-        .args(["plan", "-R", "-f"])
-        .arg(repo("examples"))
-        .env_clear()
-        .env("HOME", home.path())
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The reader goes away before the output is written (like `| head` finishing early).
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+fn a_closed_pipe_is_not_an_error_and_leaves_the_detailed_exit_code() {
+    let plan = |extra: &[&str]| {
+        let home = tempfile::tempdir().unwrap();
+        let mut child = Command::new(BINARY)
+            .args(["plan", "-R", "-f"])
+            .arg(repo("examples"))
+            .args(extra)
+            .env_clear()
+            .env("HOME", home.path())
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the output is written (like `| head` finishing early).
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        out.status.code()
+    };
+    assert_eq!(plan(&[]), Some(0));
+    // A gate (`plan --detailed-exitcode | head`) still learns that changes are pending: it
+    // passed as `no changes` (a scripting trial).
+    assert_eq!(plan(&["--detailed-exitcode"]), Some(2));
+    assert_eq!(plan(&["--detailed-exitcode", "-o", "json"]), Some(2));
 }
 
 #[test]

@@ -96,10 +96,7 @@ fn follows(args: &ApproveArgs) -> bool {
 /// The line that ends a sequence that did all it was asked: once it is done, a reader gone
 /// (a closed pipe) takes nothing from it.
 fn print_last(text: &str) -> std::io::Result<()> {
-    match print(text) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        result => result,
-    }
+    super::read_or_gone(print(text))
 }
 
 /// Refuses, unless `force`, a step whose routing the API server would not admit now (a Rollout

@@ -338,11 +338,11 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
                 _ => super::views::none_found(&session, &scope),
             }
         }
-        if render_now {
-            print(&(texts.into_iter().flatten().collect::<String>() + &output::plan_summary(&plans)))?;
-        } else {
-            print_plans(&plans, args)?;
-        }
+        // A reader gone takes nothing from the answer: the plans are all made.
+        super::read_or_gone(match render_now {
+            true => print(&(texts.into_iter().flatten().collect::<String>() + &output::plan_summary(&plans))),
+            false => print_plans(&plans, args),
+        })?;
         if let Some(failed) = failed {
             return Err(failed.into());
         }

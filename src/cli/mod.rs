@@ -181,8 +181,9 @@ Exit codes:
 const PLAN_EXIT_CODES: &str = "\
 Exit codes:
   0  done (with --detailed-exitcode: done, no changes)
-  1  error (bad input, script failure, API error, a server dry-run rejection)
-  2  changes pending (only with --detailed-exitcode)";
+  1  error (bad input, script failure, API error, a server dry-run rejection); the other
+     Rollouts are still planned and shown
+  2  changes pending (only with --detailed-exitcode; also when the output is closed early)";
 
 /// What `approve` refuses with exit code 3 (see [`write_exit_codes`]).
 const APPROVE_REFUSALS: &str = "\
@@ -1004,6 +1005,16 @@ pub(crate) fn print_plans(plans: &[crate::plan::RoutingPlan], args: &PlanArgs) -
             print(&output::plan_text(plans, style).map_err(std::io::Error::other)?)
         }
         Some(format) => print_raw(&offline::render(&output::plan_document(plans), format)),
+    }
+}
+
+/// A print whose reader is gone (a closed pipe: `| head`), taken as read: what the command found
+/// before printing it stands (a plan's `--detailed-exitcode` answer, a Rollout that could not be
+/// planned, a sequence that did all it was asked), where a closed pipe would end it with 0.
+pub(crate) fn read_or_gone(printed: std::io::Result<()>) -> std::io::Result<()> {
+    match printed {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        printed => printed,
     }
 }
 

@@ -115,7 +115,15 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         );
         Ok(plan)
     });
-    let mut plans = planned.collect::<anyhow::Result<Vec<RoutingPlan>>>().inspect_err(|_| notes(&beside))?;
+    // One that cannot be planned hides none of the others, as against a cluster: they are shown,
+    // then the failures said (exit 1).
+    let (mut plans, mut failures) = (Vec::new(), Vec::new());
+    for planned in planned.collect::<Vec<_>>() {
+        match planned {
+            Ok(plan) => plans.push(plan),
+            Err(failure) => failures.push(failure),
+        }
+    }
     // A TrafficRouting no Rollout in the input names is planned on its own.
     if wanted.is_empty() {
         for cr in &snapshot.traffic_routings {
@@ -126,12 +134,22 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             if !named {
                 let plan = planner.plan_traffic_routing(&cr.item, &cr.namespace);
                 show_printed(&planner.printed());
-                plans.push(
-                    plan.map_err(|e| planning_failure(e, &cr.origin, None, Some(cr)))
-                        .inspect_err(|_| notes(&beside))?,
-                );
+                match plan {
+                    Ok(plan) => plans.push(plan),
+                    Err(e) => failures.push(planning_failure(e, &cr.origin, None, Some(cr))),
+                }
             }
         }
+    }
+    let failed = match failures.len() {
+        0 | 1 => failures.pop(),
+        _ => Some(anyhow::anyhow!(failures.iter().map(|f| format!("{f:#}")).collect::<Vec<_>>().join("\n"))),
+    };
+    if plans.is_empty()
+        && let Some(failed) = failed
+    {
+        notes(&beside);
+        return Err(failed);
     }
     if plans.is_empty() {
         let mut message = format!(
@@ -148,19 +166,22 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         return Err(Error::Input(message).into());
     }
     if args.show_obj {
-        print_raw(&render(&obj_document(&plans), args.output.unwrap_or(Format::Json)))?;
+        super::read_or_gone(print_raw(&render(&obj_document(&plans), args.output.unwrap_or(Format::Json))))?;
         for line in placeholder_notes(&plans) {
             note(&line);
         }
-        return Ok(Outcome::Done);
+        return failed.map_or(Ok(Outcome::Done), Err);
     }
     let routings: Vec<Routing> = snapshot.routings().collect();
     plan::warn_alb_orders_between(&mut plans.iter_mut().collect::<Vec<_>>(), &snapshot.objects, &routings);
     for plan in &mut plans {
         plan.warnings.extend(configmap_elsewhere(plan, &args.scripts.controller_namespace));
     }
-    print_plans(&plans, args)?;
+    super::read_or_gone(print_plans(&plans, args))?;
     notes(&beside);
+    if let Some(failed) = failed {
+        return Err(failed);
+    }
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })
 }
