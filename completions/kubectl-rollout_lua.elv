@@ -94,7 +94,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
         &'kubectl-rollout_lua;approve'= {
             cand -l 'Select Rollouts by label (e.g. app=shop)'
             cand --selector 'Select Rollouts by label (e.g. app=shop)'
-            cand --expect-step 'Refuse unless the current step is N (1 or more)'
+            cand --expect-step 'Refuse unless the current step is N (1 or more); a release past step N''s approval (or at it, approved) is said to be approved already, exit 0, nothing written (not with --until-step or --to-end)'
             cand --dry-run 'client: show what would be written; server: send every write with dryRun=All'
             cand --until-step 'After approving, follow the Rollout and approve each later pause up to step N (1 or more, at most the Rollout''s steps)'
             cand --timeout 'With --until-step or --to-end: give up waiting this long after the confirmation (e.g. 30m; 0 for never)'

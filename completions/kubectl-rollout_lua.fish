@@ -85,7 +85,7 @@ complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand 
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -l no-color -d 'Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -s l -l selector -d 'Select Rollouts by label (e.g. app=shop)' -r
-complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l expect-step -d 'Refuse unless the current step is N (1 or more)' -r
+complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l expect-step -d 'Refuse unless the current step is N (1 or more); a release past step N\'s approval (or at it, approved) is said to be approved already, exit 0, nothing written (not with --until-step or --to-end)' -r
 complete -c kubectl-rollout_lua -n "__fish_kubectl_rollout_lua_using_subcommand approve" -l dry-run -d 'client: show what would be written; server: send every write with dryRun=All' -r -f -a "none\t''
 client\t''
 server\t''"

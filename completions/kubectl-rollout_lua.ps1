@@ -99,7 +99,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-rollout_lua' -ScriptBlo
         'kubectl-rollout_lua;approve' {
             [CompletionResult]::new('-l', '-l', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
             [CompletionResult]::new('--selector', '--selector', [CompletionResultType]::ParameterName, 'Select Rollouts by label (e.g. app=shop)')
-            [CompletionResult]::new('--expect-step', '--expect-step', [CompletionResultType]::ParameterName, 'Refuse unless the current step is N (1 or more)')
+            [CompletionResult]::new('--expect-step', '--expect-step', [CompletionResultType]::ParameterName, 'Refuse unless the current step is N (1 or more); a release past step N''s approval (or at it, approved) is said to be approved already, exit 0, nothing written (not with --until-step or --to-end)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'client: show what would be written; server: send every write with dryRun=All')
             [CompletionResult]::new('--until-step', '--until-step', [CompletionResultType]::ParameterName, 'After approving, follow the Rollout and approve each later pause up to step N (1 or more, at most the Rollout''s steps)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'With --until-step or --to-end: give up waiting this long after the confirmation (e.g. 30m; 0 for never)')

@@ -265,12 +265,29 @@ fn approve_refuses_unless_the_step_is_paused() {
 }
 
 #[test]
-fn approve_refuses_an_unexpected_step() {
+fn approve_refuses_an_unexpected_step_and_says_an_expected_one_approved_already() {
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--yes", "--expect-step", "2"])
+        .status(3)
+        .stderr_has("is at step 1/3, not at step 2 (--expect-step)");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    // Past the step expected, or at it approved: a retried job (a scripting trial: it was
+    // refused, exit 3, as a real refusal is) finds it done, and writes nothing.
+    for (step, state, expected) in [(2, "StepPaused", "1"), (2, "StepReady", "2")] {
+        let server = shop(step, state).start();
+        Test::new().kubeconfig(&server).run_args(["approve", "demo", "--yes", "--expect-step", expected]).success().stdout_is(
+            &format!(
+                "rollout.rollouts.kruise.io/demo approved already (step {expected}/3; it is at step {step}/3 {state} now): nothing to do\n"
+            ),
+        );
+        assert_eq!(writes(&server), Vec::<String>::new());
+    }
+    // A sequence from a step passed is refused as ever: where it would follow from is not known.
     let server = shop(2, "StepPaused").start();
     Test::new()
         .kubeconfig(&server)
-        .args(["approve", "demo", "--yes", "--expect-step", "1"])
-        .run()
+        .run_args(["approve", "demo", "--yes", "--expect-step", "1", "--until-step", "3", "--timeout", "5s"])
         .status(3)
         .stderr_has("is at step 2/3, not at step 1 (--expect-step)");
     assert_eq!(writes(&server), Vec::<String>::new());

@@ -1176,11 +1176,11 @@ fn approve_interrupted_twice(test: &Test, held: &Pause) -> (Output, Duration) {
 fn a_refusal_after_a_signal_ends_the_run_as_interrupted() {
     // SIGHUP while the Rollout is read, then a guard refuses (the step is not the one expected):
     // the exit status is the signal's, as a hang-up that ends the question as a refusal would be.
-    let server = shop(2, "StepPaused").start();
+    let server = shop(1, "StepPaused").start();
     let read = server.pause(Requests::Matching(Rule::new(["get"]).resources(["rollouts"])), 1, Stage::BeforeStore);
     let test = Test::new().kubeconfig(&server);
-    signalled_while_held(&test, &["approve", "demo", "--yes", "--expect-step", "1"], &read, "HUP").status(129).stderr_has(
-        "interrupted (SIGHUP): rollouts.rollouts.kruise.io \"demo\" is at step 2/3, not at step 1 (--expect-step)\n  nothing was written",
+    signalled_while_held(&test, &["approve", "demo", "--yes", "--expect-step", "2"], &read, "HUP").status(129).stderr_has(
+        "interrupted (SIGHUP): rollouts.rollouts.kruise.io \"demo\" is at step 1/3, not at step 2 (--expect-step)\n  nothing was written",
     );
     assert_eq!(writes(&server), Vec::<String>::new());
 }

@@ -76,15 +76,39 @@ fn approved_meanwhile(rollout: &Located<Rollout>, targets: &Targets, expect: Opt
     if approval_progress(&rollout.raw["status"], field, step as i64) != ApprovalProgress::Approved {
         return None;
     }
-    let now = match (rollout.item.current_stage(), rollout.item.status.current_step_state.as_deref()) {
-        (Some(_), Some(state)) => format!("it is at {} {state} now", rollout.item.current_step_label()),
-        _ => format!("its release is over: phase {}", rollout.item.status.phase.as_deref().unwrap_or("none")),
-    };
     Some(format!(
-        "Rollout {}/{}: step {step}/{} was approved by someone else meanwhile ({now}); following on",
+        "Rollout {}/{}: step {step}/{} was approved by someone else meanwhile ({}); following on",
         rollout.namespace,
         rollout.item.name,
         rollout.item.steps.len(),
+        where_now(&rollout.item)
+    ))
+}
+
+/// Where a Rollout past a step's approval stands: `it is at step 2/3 StepPaused now`.
+fn where_now(item: &Rollout) -> String {
+    match (item.current_stage(), item.status.current_step_state.as_deref()) {
+        (Some(_), Some(state)) => format!("it is at {} {state} now", item.current_step_label()),
+        _ => format!("its release is over: phase {}", item.status.phase.as_deref().unwrap_or("none")),
+    }
+}
+
+/// The line saying so when `approve --expect-step N` (no follow) finds the release past step N's
+/// approval: approved by the run this one retries, or by someone else. Nothing is left to do
+/// (exit 0, as a re-applied `kubectl apply`); a pause not reached yet is refused as ever.
+fn approved_already(rollout: &Located<Rollout>, targets: &Targets, follows: bool) -> Option<String> {
+    let (Targets::Selected(Some(step)), false) = (targets, follows) else { return None };
+    let item = &rollout.item;
+    // A release that never ran (no sub-status) approved nothing.
+    let progress = approval_progress(&rollout.raw["status"], item.kind.status_field(), *step as i64);
+    if !item.status.has_sub_status || progress != ApprovalProgress::Approved {
+        return None;
+    }
+    Some(format!(
+        "rollout.rollouts.kruise.io/{} approved already (step {step}/{}; {}): nothing to do\n",
+        item.name,
+        item.steps.len(),
+        where_now(item)
     ))
 }
 
@@ -590,13 +614,20 @@ impl Run<'_> {
         let (session, args) = (self.session, self.args);
         let (live, catalog) = session.load(self.selection).await?;
         writer.read_again();
-        let mut targeted = Vec::new();
+        let (mut targeted, mut already) = (Vec::new(), String::new());
         for rollout in &live.snapshot.rollouts {
             let Some(expect) = targets.expectation(rollout) else { continue };
             match approved_meanwhile(rollout, targets, expect) {
                 Some(passed_over) => crate::stderr::line(&passed_over),
-                None => targeted.push((rollout, expect)),
+                None => match approved_already(rollout, targets, follows(args)) {
+                    Some(line) => already.push_str(&line),
+                    None => targeted.push((rollout, expect)),
+                },
             }
+        }
+        print(&already)?;
+        if targeted.is_empty() && !already.is_empty() {
+            return Ok(None);
         }
         // A later pause that someone else approved meanwhile leaves nothing to approve: the
         // follow goes on (the sequence's own guards stand for the rest).
@@ -1208,6 +1239,29 @@ mod tests {
             Err(Error::Refused(message)) => message,
             other => panic!("refused: {other:?}"),
         }
+    }
+
+    #[test]
+    fn an_expected_step_past_its_approval_is_approved_already() {
+        let expected = Targets::Selected(Some(2));
+        let already = |step, state: &str| {
+            approved_already(&rollout(false, status("Progressing", step, state, json!({}))), &expected, false)
+        };
+        assert_eq!(
+            already(2, "StepReady").as_deref(),
+            Some(
+                "rollout.rollouts.kruise.io/demo approved already (step 2/3; it is at step 2/3 StepReady now): nothing to do\n"
+            )
+        );
+        assert!(already(3, "StepUpgrade").is_some_and(|line| line.contains("it is at step 3/3 StepUpgrade now")));
+        for (step, state) in [(2, "StepPaused"), (2, "StepTrafficRouting"), (1, "StepReady")] {
+            assert_eq!(already(step, state), None, "{step} {state}");
+        }
+        // Not without --expect-step, nor in a sequence, nor outside a release.
+        let past = rollout(false, status("Progressing", 3, "StepPaused", json!({})));
+        assert_eq!(approved_already(&past, &Targets::Selected(None), false), None);
+        assert_eq!(approved_already(&past, &expected, true), None);
+        assert_eq!(approved_already(&rollout(false, json!({"phase": "Healthy"})), &expected, false), None);
     }
 
     #[test]

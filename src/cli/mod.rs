@@ -601,7 +601,9 @@ pub struct ApproveArgs {
     /// Do not ask for confirmation (required when stdin is not a terminal)
     #[arg(short = 'y', long)]
     pub yes: bool,
-    /// Refuse unless the current step is N (1 or more)
+    /// Refuse unless the current step is N (1 or more); a release past step N's approval (or at
+    /// it, approved) is said to be approved already, exit 0, nothing written (not with
+    /// --until-step or --to-end)
     #[arg(long, value_name = "N", value_parser = parse_step, allow_hyphen_values = true)]
     pub expect_step: Option<usize>,
     /// Only make the gateway objects match the current step; do not approve (allowed in any
