@@ -43,9 +43,8 @@ fn authorizations(server: &FakeHandle) -> Vec<Option<String>> {
     server.requests().iter().map(|r| r.authorization.clone()).collect()
 }
 
-/// Whether `server` got requests, each with `Authorization: expected`.
-fn all_sent(server: &FakeHandle, expected: &str) -> bool {
-    let sent = authorizations(server);
+/// Whether there were requests, each sent with `Authorization: expected`.
+fn each_sent(sent: &[Option<String>], expected: &str) -> bool {
     !sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some(expected))
 }
 
@@ -60,9 +59,7 @@ fn kubectls_flags_override_the_kubeconfigs_cluster_and_user_as_kubectl_does() {
         out.success().stdout_has("Rollout shop/demo\n");
         authorizations(&server)[before..].to_vec()
     };
-    let all = |sent: Vec<Option<String>>, expected: &str| {
-        assert!(!sent.is_empty() && sent.iter().all(|a| a.as_deref() == Some(expected)), "{sent:?}");
-    };
+    let all = |sent: Vec<Option<String>>, expected: &str| assert!(each_sent(&sent, expected), "{sent:?}");
     // No kubeconfig at all: the server, a CA file relative to the working directory, a token.
     let test = Test::new().file("ca.pem", &test_ca());
     all(
@@ -160,7 +157,7 @@ fn a_username_without_a_password_is_sent_with_an_empty_one_as_kubectl_sends_it()
     let server = shop(2, "StepPaused").start();
     Test::new().kubeconfig_over_tls(&server, "    username: admin\n").run_args(["status", "demo"]).success();
     // base64 of `admin:`.
-    assert!(all_sent(&server, "Basic YWRtaW46"), "{:?}", authorizations(&server));
+    assert!(each_sent(&authorizations(&server), "Basic YWRtaW46"), "{:?}", authorizations(&server));
 }
 
 #[test]
