@@ -58,10 +58,11 @@ impl Error {
         }
     }
 
-    /// Failures found for several things at once, before anything was done (the guards of each
-    /// Rollout), as one: each message on a line of its own, so that a run names them all rather
-    /// than one per attempt. A guard's refusal when all are refusals, else a failure as any bad
-    /// input. None when there is none.
+    /// Failures found for several things at once (the guards of each Rollout before anything is
+    /// done, the plans of several), as one: each message on a line of its own, so that a run
+    /// names them all rather than one per attempt. An error alone keeps its kind; several are a
+    /// guard's refusal when all are refusals, else a failure as any bad input. None when there
+    /// is none.
     pub fn together(errors: Vec<Error>) -> Option<Error> {
         if errors.len() <= 1 {
             return errors.into_iter().next();

@@ -129,7 +129,7 @@ impl Session {
     /// error naming it. The catalog gains the ConfigMap when it was read.
     pub(super) async fn load(&self, selection: &Selection) -> Result<(Live, ScriptCatalog), Error> {
         let (live, catalog, unloaded) = self.load_selected(selection).await?;
-        match one_error(unloaded.into_iter().map(|u| Error::Input(u.error)).collect()) {
+        match Error::together(unloaded.into_iter().map(|u| Error::Input(u.error)).collect()) {
             None => Ok((live, catalog)),
             Some(error) => Err(error),
         }
@@ -255,14 +255,6 @@ impl Session {
     }
 }
 
-/// Errors of several Rollouts as one (an error alone keeps its kind, and so its exit code).
-fn one_error(mut errors: Vec<Error>) -> Option<Error> {
-    match errors.len() {
-        0 | 1 => errors.pop(),
-        _ => Some(Error::Input(errors.iter().map(Error::to_string).collect::<Vec<_>>().join("\n"))),
-    }
-}
-
 pub(super) fn selection(args: &RolloutSelection) -> Result<Selection, Error> {
     match &args.selector {
         Some(selector) => Ok(Selection::Selector(selector.clone())),
@@ -324,7 +316,7 @@ pub fn plan(args: &PlanArgs) -> anyhow::Result<Outcome> {
             changed |= planned.changes_pending;
         }
         Session::check_scripts_used(&sessions)?;
-        let failed = match one_error(errors) {
+        let failed = match Error::together(errors) {
             Some(error) if plans.is_empty() => return Err(error.into()),
             other => other,
         };

@@ -141,15 +141,12 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
-    let failed = match failures.len() {
-        0 | 1 => failures.pop(),
-        _ => Some(anyhow::anyhow!(failures.iter().map(|f| format!("{f:#}")).collect::<Vec<_>>().join("\n"))),
-    };
+    let failed = Error::together(failures.iter().map(|f| Error::Input(format!("{f:#}"))).collect());
     if plans.is_empty()
         && let Some(failed) = failed
     {
         notes(&beside);
-        return Err(failed);
+        return Err(failed.into());
     }
     if plans.is_empty() {
         let mut message = format!(
@@ -170,7 +167,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
         for line in placeholder_notes(&plans) {
             note(&line);
         }
-        return failed.map_or(Ok(Outcome::Done), Err);
+        return failed.map_or(Ok(Outcome::Done), |failed| Err(failed.into()));
     }
     let routings: Vec<Routing> = snapshot.routings().collect();
     plan::warn_alb_orders_between(&mut plans.iter_mut().collect::<Vec<_>>(), &snapshot.objects, &routings);
@@ -180,7 +177,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     super::read_or_gone(print_plans(&plans, args))?;
     notes(&beside);
     if let Some(failed) = failed {
-        return Err(failed);
+        return Err(failed.into());
     }
     let changed = plans.iter().any(RoutingPlan::changed);
     Ok(if changed { Outcome::Changes { detailed_exitcode: args.detailed_exitcode } } else { Outcome::Done })

@@ -23,7 +23,7 @@ use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessR
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::client::ClientBuilder;
-use kube::config::{AuthInfo, Kubeconfig};
+use kube::config::AuthInfo;
 use kube::core::{ApiResource, GroupVersionKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -216,12 +216,11 @@ impl Cluster {
         let mut kubeconfig = super::kubeconfig::read(args.kubeconfig.as_deref(), overrides.server.is_some())?;
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
-        let own_server = server_of_context(&kubeconfig, &context);
+        let own_server = super::kubeconfig::server_of_context(&kubeconfig, &context);
         let selected = overrides.apply(&mut kubeconfig, &context, args.context.is_some())?;
         super::kubeconfig::check_named_files(&kubeconfig, &selected, overrides)?;
         let Selected { cluster: cluster_name, user } = selected;
-        let cluster = kubeconfig.clusters.iter().find(|k| Some(&k.name) == cluster_name.as_ref());
-        let proxy_url = cluster.and_then(|k| k.cluster.as_ref()).and_then(|k| k.proxy_url.clone());
+        let proxy_url = super::kubeconfig::proxy_url(&kubeconfig, cluster_name.as_deref());
         let tls = super::kubeconfig::add_server_scheme(&mut kubeconfig, cluster_name.as_deref());
         super::kubeconfig::check_server(&kubeconfig, cluster_name.as_deref(), &context)?;
         // What kubectl checks of the user's credentials and the server's TLS settings, it
@@ -1067,13 +1066,6 @@ fn read_fresh(path: &std::path::Path) -> Option<CachedResources> {
     }
     let limit = super::files::Limit { bytes: MAX_CACHE_FILE, input: "a discovery cache file" };
     serde_json::from_slice(&super::files::read_file(path, limit).ok()?).ok()
-}
-
-/// The server of the cluster `context` names in `kubeconfig`, as written there.
-fn server_of_context(kubeconfig: &Kubeconfig, context: &str) -> Option<String> {
-    let named = kubeconfig.contexts.iter().find(|c| c.name == context)?.context.as_ref()?;
-    let cluster = kubeconfig.clusters.iter().find(|c| c.name == named.cluster)?.cluster.as_ref()?;
-    cluster.server.clone()
 }
 
 /// The folder of a cluster's backups when flags (`--server`, `--cluster`) point the context

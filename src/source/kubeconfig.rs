@@ -212,16 +212,32 @@ fn auth_info<'a>(kubeconfig: &'a Kubeconfig, user: &str) -> Option<&'a AuthInfo>
     kubeconfig.auth_infos.iter().find(|a| a.name == user).and_then(|a| a.auth_info.as_ref())
 }
 
+/// Cluster `name` of the kubeconfig, if it defines it.
+fn cluster<'a>(kubeconfig: &'a Kubeconfig, name: &str) -> Option<&'a Cluster> {
+    kubeconfig.clusters.iter().find(|c| c.name == name).and_then(|c| c.cluster.as_ref())
+}
+
+/// The server of the cluster `context` names, as written in the kubeconfig.
+pub fn server_of_context(kubeconfig: &Kubeconfig, context: &str) -> Option<String> {
+    let named = kubeconfig.contexts.iter().find(|c| c.name == context)?.context.as_ref()?;
+    cluster(kubeconfig, &named.cluster)?.server.clone()
+}
+
+/// The cluster's `proxy-url`, if it sets one.
+pub fn proxy_url(kubeconfig: &Kubeconfig, name: Option<&str>) -> Option<String> {
+    cluster(kubeconfig, name?)?.proxy_url.clone()
+}
+
 /// Reads each file that the selected cluster and user name, and that kube would read (a file
 /// that its `…-data` field does not override), within `NAMED_FILE`: kube reads them whole, and
 /// reads them again itself after this. (The tokenFile is read by `super::token_file`.) A file a
 /// flag gave is named by the flag.
 pub fn check_named_files(kubeconfig: &Kubeconfig, selected: &Selected, overrides: &Overrides) -> Result<(), Error> {
-    let Some(cluster) = &selected.cluster else {
+    let Some(name) = &selected.cluster else {
         // kube says the context is missing.
         return Ok(());
     };
-    let cluster = kubeconfig.clusters.iter().find(|c| c.name == *cluster).and_then(|c| c.cluster.as_ref());
+    let cluster = cluster(kubeconfig, name);
     let user = auth_info(kubeconfig, &selected.user);
     let named = [
         (
@@ -264,11 +280,10 @@ pub fn add_server_scheme(kubeconfig: &mut Kubeconfig, cluster: Option<&str>) -> 
 /// named when it is empty or no URL with a host and a port kube can use: kube's own words name
 /// neither ("failed to parse cluster url: invalid uri character"), and take a port past 65535.
 pub fn check_server(kubeconfig: &Kubeconfig, cluster: Option<&str>, context: &str) -> Result<(), Error> {
-    let Some(cluster) = cluster else { return Ok(()) };
-    let named = kubeconfig.clusters.iter().find(|c| c.name == cluster).and_then(|c| c.cluster.as_ref());
+    let Some(name) = cluster else { return Ok(()) };
     // A cluster without a server (or missing) is kube's to name.
-    let Some(server) = named.and_then(|c| c.server.as_deref()) else { return Ok(()) };
-    let whose = format!("cluster {cluster:?} of kubeconfig context {context:?}");
+    let Some(server) = self::cluster(kubeconfig, name).and_then(|c| c.server.as_deref()) else { return Ok(()) };
+    let whose = format!("cluster {name:?} of kubeconfig context {context:?}");
     if server.is_empty() {
         return Err(Error::Input(format!("{whose} has no server (clusters[].cluster.server is empty)")));
     }
@@ -312,7 +327,7 @@ pub fn missing_user(kubeconfig: &Kubeconfig, user: &str, context: &str) -> Optio
 /// A cluster that both skips TLS verification and names a CA is refused, as kubectl refuses
 /// it: whoever added the CA believes the server verified, and it would not be.
 pub fn check_insecure(kubeconfig: &Kubeconfig, cluster: Option<&str>, context: &str) -> Result<(), Error> {
-    let named = kubeconfig.clusters.iter().find(|c| Some(c.name.as_str()) == cluster).and_then(|c| c.cluster.as_ref());
+    let named = cluster.and_then(|name| self::cluster(kubeconfig, name));
     let Some(cluster) = named.filter(|c| c.insecure_skip_tls_verify == Some(true)) else { return Ok(()) };
     if cluster.certificate_authority.is_some() || cluster.certificate_authority_data.is_some() {
         return Err(Error::Input(format!(
@@ -422,10 +437,8 @@ pub fn config_of(
     let named = kubeconfig.contexts.iter().find(|c| c.name == name).and_then(|c| c.context.as_ref());
     let named = named.ok_or_else(|| KubeconfigError::LoadContext(name.clone()))?;
     let cluster_name = selected.cluster.clone().unwrap_or_else(|| named.cluster.clone());
-    let cluster = kubeconfig.clusters.iter().find(|c| c.name == cluster_name).and_then(|c| c.cluster.as_ref());
-    let cluster = cluster.ok_or(KubeconfigError::LoadClusterOfContext(cluster_name))?;
-    let user = kubeconfig.auth_infos.iter().find(|u| u.name == selected.user).and_then(|u| u.auth_info.clone());
-    let mut user = user.unwrap_or_default();
+    let cluster = cluster(kubeconfig, &cluster_name).ok_or(KubeconfigError::LoadClusterOfContext(cluster_name))?;
+    let mut user = auth_info(kubeconfig, &selected.user).cloned().unwrap_or_default();
     if let Some(exec) = &mut user.exec
         && exec.provide_cluster_info
     {
