@@ -72,25 +72,26 @@ impl Targets {
 /// release goes on, and so does the follow. (Not the first approval's: that one refuses.)
 fn approved_meanwhile(rollout: &Located<Rollout>, targets: &Targets, expect: Option<(usize, &str)>) -> Option<String> {
     let (Targets::Only(_), Some((step, _))) = (targets, expect) else { return None };
-    let field = rollout.item.kind.status_field();
-    if approval_progress(&rollout.raw["status"], field, step as i64) != ApprovalProgress::Approved {
-        return None;
-    }
     Some(format!(
         "Rollout {}/{}: step {step}/{} was approved by someone else meanwhile ({}); following on",
         rollout.namespace,
         rollout.item.name,
         rollout.item.steps.len(),
-        where_now(&rollout.item)
+        past_approval(rollout, step)?
     ))
 }
 
-/// Where a Rollout past a step's approval stands: `it is at step 2/3 StepPaused now`.
-fn where_now(item: &Rollout) -> String {
-    match (item.current_stage(), item.status.current_step_state.as_deref()) {
-        (Some(_), Some(state)) => format!("it is at {} {state} now", item.current_step_label()),
-        _ => format!("its release is over: phase {}", item.status.phase.as_deref().unwrap_or("none")),
-    }
+/// Where `rollout` stands when its release is past step `step`'s approval (`it is at step 2/3
+/// StepPaused now`, `its release is over: phase Healthy`); None when it is not.
+fn past_approval(rollout: &Located<Rollout>, step: usize) -> Option<String> {
+    let item = &rollout.item;
+    let progress = approval_progress(&rollout.raw["status"], item.kind.status_field(), step as i64);
+    (progress == ApprovalProgress::Approved).then(|| {
+        match (item.current_stage(), item.status.current_step_state.as_deref()) {
+            (Some(_), Some(state)) => format!("it is at {} {state} now", item.current_step_label()),
+            _ => format!("its release is over: phase {}", item.status.phase.as_deref().unwrap_or("none")),
+        }
+    })
 }
 
 /// The line saying so when `approve --expect-step N` (no follow) finds the release past step N's
@@ -98,17 +99,15 @@ fn where_now(item: &Rollout) -> String {
 /// (exit 0, as a re-applied `kubectl apply`); a pause not reached yet is refused as ever.
 fn approved_already(rollout: &Located<Rollout>, targets: &Targets, follows: bool) -> Option<String> {
     let (Targets::Selected(Some(step)), false) = (targets, follows) else { return None };
-    let item = &rollout.item;
     // A release that never ran (no sub-status) approved nothing.
-    let progress = approval_progress(&rollout.raw["status"], item.kind.status_field(), *step as i64);
-    if !item.status.has_sub_status || progress != ApprovalProgress::Approved {
+    if !rollout.item.status.has_sub_status {
         return None;
     }
     Some(format!(
         "rollout.rollouts.kruise.io/{} approved already (step {step}/{}; {}): nothing to do\n",
-        item.name,
-        item.steps.len(),
-        where_now(item)
+        rollout.item.name,
+        rollout.item.steps.len(),
+        past_approval(rollout, *step)?
     ))
 }
 
