@@ -294,10 +294,10 @@ impl Cluster {
         config.default_retry = false;
         let mut plugin_token = None;
         if let Some(exec) = exec_plugin_to_run(&mut config.auth_info) {
-            let (limit, terminal) = (args.request_timeout, args.plugin_terminal);
-            match super::exec_plugin::run(&exec, limit, terminal).await? {
+            let (request_timeout, terminal) = (args.request_timeout, args.plugin_terminal);
+            match super::exec_plugin::run(&exec, request_timeout, terminal).await? {
                 Credential::Token { token, expires } => {
-                    plugin_token = Some(PluginToken::new(exec, limit, terminal, token, expires));
+                    plugin_token = Some(PluginToken::new(exec, request_timeout, terminal, token, expires));
                 }
                 Credential::Certificate { certificate, key } => {
                     // The kubeconfig's form: base64 of the PEM text.
