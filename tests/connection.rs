@@ -95,6 +95,28 @@ fn kubectls_flags_override_the_kubeconfigs_cluster_and_user_as_kubectl_does() {
 }
 
 #[test]
+fn messages_name_the_server_flag_and_no_context_where_there_is_none() {
+    // Connection trial: with `-s` and no kubeconfig, messages ended in `(context )`, and told
+    // to mend the kubeconfig's server where --server gave it.
+    let server = shop(2, "StepPaused").start();
+    // A server gone: its port refuses connections.
+    let dead = shop(2, "StepPaused").start().url();
+    let test = Test::new();
+    let out = test.run_args(["status", "demo", "-s", &dead]).status(1).stderr_has("the connection to the server was refused (os error 111): is the server running, and is this the right host and port?\n");
+    assert!(!out.stderr.contains("(context"), "{}", out.stderr);
+    let https = server.url().replace("http://", "https://");
+    test.run_args(["status", "demo", "-s", &https])
+        .status(1)
+        .stderr_has("use http:// in --server, or check the port\n");
+    // Over a kubeconfig context, --server is named.
+    kubeconfig(Test::new(), &server.url(), "", "")
+        .args(["status", "demo", "-s", &https])
+        .run()
+        .status(1)
+        .stderr_has("use http:// in --server, or check the port\n");
+}
+
+#[test]
 fn backups_of_a_context_pointed_at_another_server_by_flags_are_kept_apart() {
     // A review of the connection flags: backups are kept by context, and `restore --ref` of a
     // context pointed at another cluster (`--server`) would have found the first's.
@@ -195,7 +217,7 @@ fn https_to_a_plain_http_server_says_to_use_http() {
     let https = server.url().replace("http://", "https://");
     kubeconfig(Test::new(), &https, "", "").args(["status", "demo"]).run().status(1).stderr_has(&format!(
         "at {https}/: the server answered in plain HTTP (http: server gave HTTP response to HTTPS client): use \
-         http:// in the kubeconfig's server (the cluster of context c), or check the port\n"
+         http:// in server of the cluster of context c in the kubeconfig, or check the port\n"
     ));
 }
 
@@ -578,12 +600,12 @@ fn a_proxy_that_cannot_be_used_is_refused_naming_the_setting() {
     let server = shop(2, "StepPaused").start();
     let test = kubeconfig(Test::new(), &server.url().replace("127.0.0.1", "0.0.0.0"), "", "");
     test.env("HTTP_PROXY", "ftp://proxy.corp:21").args(["status", "demo"]).run().status(1).stderr_has(
-        "error: connecting to the cluster of context c: HTTP_PROXY \"ftp://proxy.corp:21\" is not a proxy URL: give \
+        "error: connecting to the cluster of context c in the kubeconfig: HTTP_PROXY \"ftp://proxy.corp:21\" is not a proxy URL: give \
          http://, https:// or socks5:// with the proxy's host and port; or unset it, or name the server in NO_PROXY\n",
     );
     let test = kubeconfig(Test::new(), &server.url(), "proxy-url: 'proxy.corp:3128'", "");
     test.args(["status", "demo"]).run().status(1).stderr_has(
-        "error: connecting to the cluster of context c: the cluster's proxy-url \"proxy.corp:3128\" is not a proxy \
+        "error: connecting to the cluster of context c in the kubeconfig: the cluster's proxy-url \"proxy.corp:3128\" is not a proxy \
          URL: give http://, https:// or socks5:// with the proxy's host and port\n",
     );
     assert!(server.requests().is_empty(), "{:?}", server.requests());

@@ -88,8 +88,10 @@ pub struct Cluster {
     pub client: Client,
     /// The namespace commands work in: `-n`, else the context's, else `default`.
     pub namespace: String,
-    /// The kubeconfig context (for messages).
+    /// The kubeconfig context (for records; empty with `-s` and no context).
     pub context: String,
+    /// Where the cluster's settings come from, for messages.
+    origin: Origin,
     /// The folder of this cluster's backups (see [`backup_folder`]).
     pub backup_folder: String,
     /// The impersonated user, when `--as` (or the kubeconfig user's `as`) gives one.
@@ -114,6 +116,48 @@ pub struct Cluster {
     /// How many of the latest requests in a row got no answer: each timed out, or its connection
     /// was refused (see `Cluster::answering`).
     unanswered: Arc<AtomicUsize>,
+}
+
+/// Where the cluster's settings come from, as messages name it: a kubeconfig context (none with
+/// `-s` and no kubeconfig context), and whether `--server` replaced its server.
+#[derive(Clone, Debug)]
+struct Origin {
+    context: String,
+    server_flag: bool,
+}
+
+impl Origin {
+    /// ` (context NAME)`; nothing without a context.
+    fn in_context(&self) -> String {
+        match self.context.is_empty() {
+            true => String::new(),
+            false => format!(" (context {})", self.context),
+        }
+    }
+
+    /// ` of context NAME`; nothing without a context.
+    fn of_context(&self) -> String {
+        match self.context.is_empty() {
+            true => String::new(),
+            false => format!(" of context {}", self.context),
+        }
+    }
+
+    /// Whose TLS and proxy settings are used: the context's cluster, or the flags'.
+    fn cluster(&self) -> String {
+        match self.context.is_empty() {
+            true => "the connection flags (no kubeconfig context)".into(),
+            false => format!("the cluster of context {} in the kubeconfig", self.context),
+        }
+    }
+
+    /// Where the server's URL is set.
+    fn server(&self) -> String {
+        match self.server_flag {
+            true => "--server".into(),
+            false => format!("server of {}", self.cluster()),
+        }
+    }
 }
 
 /// A group/version's resources (`None`: not served), once read.
@@ -217,6 +261,7 @@ impl Cluster {
         let context = args.context.clone().or_else(|| kubeconfig.current_context.clone()).unwrap_or_default();
         let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
         let own_server = super::kubeconfig::server_of_context(&kubeconfig, &context);
+        let origin = Origin { context: context.clone(), server_flag: overrides.server.is_some() };
         let selected = overrides.apply(&mut kubeconfig, &context, args.context.is_some())?;
         super::kubeconfig::check_named_files(&kubeconfig, &selected, overrides)?;
         let Selected { cluster: cluster_name, user } = selected;
@@ -241,11 +286,12 @@ impl Cluster {
         // then be refused as signed by an unknown authority.
         if config.root_cert.as_ref().is_some_and(Vec::is_empty) {
             return Err(Error::Input(format!(
-                "the certificate-authority (or certificate-authority-data) of the cluster of context {context} in the kubeconfig holds no PEM certificate (kubectl refuses it too: unable to load root certificates)"
+                "the certificate-authority (or certificate-authority-data) of {} holds no PEM certificate (kubectl refuses it too: unable to load root certificates)",
+                origin.cluster()
             )));
         }
         config.proxy_url = super::proxy::proxy_for(&config.cluster_url, proxy_url.as_deref(), &ProxyEnv::read())
-            .map_err(|why| Error::Input(format!("connecting to the cluster of context {context}: {why}")))?;
+            .map_err(|why| Error::Input(format!("connecting to {}: {why}", origin.cluster())))?;
         // A plain-HTTP server (kubectl proxy, a local test server) never does TLS, unless through
         // an https:// proxy; an empty root store spares loading the system's certificates, which
         // costs more than the request.
@@ -269,7 +315,8 @@ impl Cluster {
         if !tls {
             if let Some(held) = credentials_held(&config.auth_info) {
                 crate::stderr::line(&format!(
-                    "warning: the server of context {context} is plain HTTP ({}): the user's credentials are not sent to it ({held}), as kubectl sends none over HTTP; use an https:// server",
+                    "warning: the server{} is plain HTTP ({}): the user's credentials are not sent to it ({held}), as kubectl sends none over HTTP; use an https:// server",
+                    origin.of_context(),
                     config.cluster_url
                 ));
             }
@@ -388,6 +435,7 @@ impl Cluster {
             client,
             namespace,
             context,
+            origin,
             backup_folder,
             user,
             whoami: Default::default(),
@@ -520,9 +568,9 @@ impl Cluster {
         match found {
             None => Ok(()),
             Some(answer) => Err(Error::Input(format!(
-                "the server at {} does not answer as a Kubernetes API server (GET /version: {answer}): check server \
-                 of the cluster of context {} in the kubeconfig",
-                self.server, self.context
+                "the server at {} does not answer as a Kubernetes API server (GET /version: {answer}): check {}",
+                self.server,
+                self.origin.server()
             ))),
         }
     }
@@ -664,7 +712,7 @@ impl Cluster {
             .watch(&params, version)
             .await
             .map_err(|e| self.failure(&format!("watching {}", resource.qualified()), e))?;
-        let (context, proxy) = (self.context.clone(), self.proxy.clone());
+        let (origin, proxy) = (self.origin.clone(), self.proxy.clone());
         let changed = |object: DynamicObject| Watched::Changed {
             version: object.metadata.resource_version.unwrap_or_default(),
             namespace: object.metadata.namespace.unwrap_or_default(),
@@ -678,7 +726,7 @@ impl Cluster {
                 Ok(WatchEvent::Error(status)) | Err(kube::Error::Api(status)) => {
                     Err(format!("{} ({} {})", status.message, status.code, status.reason))
                 }
-                Err(e) => Err(describe_no_answer(&e, &context, proxy.as_deref())),
+                Err(e) => Err(describe_no_answer(&e, &origin, proxy.as_deref())),
             })
             .boxed())
     }
@@ -799,8 +847,8 @@ impl Cluster {
                 let message = match status.code {
                     // As kubectl words it, with what to do.
                     401 => format!(
-                        "you must be logged in to the server: it refused the credentials of context {}; log in again or renew them",
-                        self.context
+                        "you must be logged in to the server: it refused the credentials{}; log in again or renew them",
+                        self.origin.of_context()
                     ),
                     _ => status.message.clone(),
                 };
@@ -848,14 +896,14 @@ impl Cluster {
                 ApiFailure {
                     code: None,
                     reason: CONNECTION_REFUSED.into(),
-                    message: describe_no_answer(&other, &self.context, self.proxy.as_deref()),
+                    message: describe_no_answer(&other, &self.origin, self.proxy.as_deref()),
                 }
             }
             other => ApiFailure {
                 code: None,
                 reason: "no answer".into(),
-                message: tls_problem(&other, &self.context)
-                    .unwrap_or_else(|| describe_no_answer(&other, &self.context, self.proxy.as_deref())),
+                message: tls_problem(&other, &self.origin)
+                    .unwrap_or_else(|| describe_no_answer(&other, &self.origin, self.proxy.as_deref())),
             },
         };
         // A request that never got an answer names the server it was sent to.
@@ -925,26 +973,26 @@ fn timed_out(error: &kube::Error) -> bool {
 
 /// What the TLS library refused, somewhere in `error`'s causes, in words: the server's
 /// certificate, or a server that answered in plain HTTP.
-fn tls_problem(error: &(dyn std::error::Error + 'static), context: &str) -> Option<String> {
+fn tls_problem(error: &(dyn std::error::Error + 'static), origin: &Origin) -> Option<String> {
     use rustls::{Error as Refused, InvalidMessage};
     let refused = find_cause::<Refused>(error, |e| {
         matches!(e, Refused::InvalidCertificate(_) | Refused::InvalidMessage(InvalidMessage::InvalidContentType))
     })?;
     Some(match refused {
-        Refused::InvalidCertificate(problem) => certificate_problem(problem, context),
+        Refused::InvalidCertificate(problem) => certificate_problem(problem, origin),
         // Its first bytes (`HTTP/1.1 400`) are no TLS record.
         _ => format!(
-            "the server answered in plain HTTP (http: server gave HTTP response to HTTPS client): use http:// in the \
-             kubeconfig's server (the cluster of context {context}), or check the port"
+            "the server answered in plain HTTP (http: server gave HTTP response to HTTPS client): use http:// in {}, or check the port",
+            origin.server()
         ),
     })
 }
 
 /// What is wrong with the server's certificate and what to check, naming the kubeconfig's fields
 /// (rustls's own text names its types: `UnknownIssuer`, `IpAddress(127.0.0.1)`).
-fn certificate_problem(problem: &rustls::CertificateError, context: &str) -> String {
+fn certificate_problem(problem: &rustls::CertificateError, origin: &Origin) -> String {
     use rustls::CertificateError as Problem;
-    let cluster = format!("the cluster of context {context} in the kubeconfig");
+    let cluster = origin.cluster();
     match problem {
         Problem::UnknownIssuer | Problem::BadSignature => format!(
             "the server's certificate is not signed by an authority the kubeconfig trusts (x509: certificate signed by unknown authority): check certificate-authority or certificate-authority-data of {cluster}"
@@ -1105,18 +1153,20 @@ fn client_setup_failure(error: &kube::Error) -> String {
 /// check, another failure to connect or a connection that failed with its cause. What kube and
 /// hyper wrap the cause in (`ServiceError: client error (Connect): tcp connect error: …`) is left
 /// out: hyper-util's client error says only which of the two failed (`client error (Connect)`,
-/// `client error (SendRequest)`), and what is below it is why. `context` is the kubeconfig's.
-fn describe_no_answer(error: &kube::Error, context: &str, proxy: Option<&str>) -> String {
+/// `client error (SendRequest)`), and what is below it is why.
+fn describe_no_answer(error: &kube::Error, origin: &Origin, proxy: Option<&str>) -> String {
+    let context = origin.in_context();
     let refused = find_cause::<std::io::Error>(error, |e| e.kind() == std::io::ErrorKind::ConnectionRefused);
     if let Some(refused) = refused {
         let code = refused.raw_os_error().map(|code| format!(" (os error {code})")).unwrap_or_default();
         // Through a proxy, the connection refused is the proxy's.
         return match proxy {
             Some(proxy) => format!(
-                "the connection to the proxy was refused{code}: is the proxy {proxy} running, and is this its right host and port? (proxy-url of the cluster of context {context}, or HTTPS_PROXY/HTTP_PROXY)"
+                "the connection to the proxy was refused{code}: is the proxy {proxy} running, and is this its right host and port? (proxy-url of {}, or HTTPS_PROXY/HTTP_PROXY)",
+                origin.cluster()
             ),
             None => format!(
-                "the connection to the server was refused{code}: is the server running, and is this the right host and port? (context {context})"
+                "the connection to the server was refused{code}: is the server running, and is this the right host and port?{context}"
             ),
         };
     }
@@ -1131,10 +1181,10 @@ fn describe_no_answer(error: &kube::Error, context: &str, proxy: Option<&str>) -
     if let (Some(proxy), Some(why @ ("unsuccessful" | "proxy authorization required"))) = (proxy, tunnel) {
         return match why {
             "unsuccessful" => format!(
-                "the proxy {proxy} did not open a connection to the server: it answered CONNECT with an error (403 from a proxy that does not allow this host or port, 502 or 503 from one that cannot reach it) (context {context})"
+                "the proxy {proxy} did not open a connection to the server: it answered CONNECT with an error (403 from a proxy that does not allow this host or port, 502 or 503 from one that cannot reach it){context}"
             ),
             _ => format!(
-                "the proxy {proxy} asks for credentials (407 Proxy Authentication Required): give them in its URL, http://USER:PASSWORD@HOST:PORT (context {context})"
+                "the proxy {proxy} asks for credentials (407 Proxy Authentication Required): give them in its URL, http://USER:PASSWORD@HOST:PORT{context}"
             ),
         };
     }
@@ -1144,8 +1194,8 @@ fn describe_no_answer(error: &kube::Error, context: &str, proxy: Option<&str>) -
         _ => "the connection to the server failed",
     };
     match &causes[client + 1..] {
-        [] => format!("{what} (context {context})"),
-        why => format!("{what} (context {context}): {}", joined(why)),
+        [] => format!("{what}{context}"),
+        why => format!("{what}{context}: {}", joined(why)),
     }
 }
 
@@ -1168,6 +1218,10 @@ fn joined(causes: &[String]) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn context(name: &str) -> Origin {
+        Origin { context: name.into(), server_flag: false }
+    }
 
     #[test]
     fn a_name_or_namespace_that_is_no_path_segment_is_refused() {
@@ -1244,28 +1298,40 @@ mod tests {
     }
 
     #[test]
+    fn messages_name_where_the_settings_are() {
+        assert_eq!(context("kind").server(), "server of the cluster of context kind in the kubeconfig");
+        let server_flag = Origin { context: "kind".into(), server_flag: true };
+        assert_eq!(server_flag.server(), "--server");
+        assert_eq!(server_flag.in_context(), " (context kind)");
+        let flags_alone = Origin { context: String::new(), server_flag: true };
+        assert_eq!(flags_alone.in_context(), "");
+        assert_eq!((server_flag.of_context(), flags_alone.of_context()), (" of context kind".into(), String::new()));
+        assert_eq!(flags_alone.cluster(), "the connection flags (no kubeconfig context)");
+    }
+
+    #[test]
     fn a_request_without_an_answer_says_why_without_the_clients_internals() {
         // As an operator trial (P2) saw it: `ServiceError: client error (Connect): tcp connect
         // error: Connection refused (os error 111)`.
         let refused = no_answer("client error (Connect)", "tcp connect error", std::io::Error::from_raw_os_error(111));
         assert!(refused.to_string().starts_with("ServiceError: client error (Connect)"), "{refused}");
         assert_eq!(
-            describe_no_answer(&refused, "dead", None),
+            describe_no_answer(&refused, &context("dead"), None),
             "the connection to the server was refused (os error 111): is the server running, and is this the right host and port? (context dead)"
         );
         // Through a proxy, it is the proxy that refused.
         assert_eq!(
-            describe_no_answer(&refused, "dead", Some("http://127.0.0.1:9/")),
-            "the connection to the proxy was refused (os error 111): is the proxy http://127.0.0.1:9/ running, and is this its right host and port? (proxy-url of the cluster of context dead, or HTTPS_PROXY/HTTP_PROXY)"
+            describe_no_answer(&refused, &context("dead"), Some("http://127.0.0.1:9/")),
+            "the connection to the proxy was refused (os error 111): is the proxy http://127.0.0.1:9/ running, and is this its right host and port? (proxy-url of the cluster of context dead in the kubeconfig, or HTTPS_PROXY/HTTP_PROXY)"
         );
         let lookup = std::io::Error::other("failed to lookup address information: Name or service not known");
         assert_eq!(
-            describe_no_answer(&no_answer("client error (Connect)", "dns error", lookup), "kind", None),
+            describe_no_answer(&no_answer("client error (Connect)", "dns error", lookup), &context("kind"), None),
             "cannot connect to the server (context kind): dns error: failed to lookup address information: Name or service not known"
         );
         let reset = no_answer("client error (SendRequest)", "connection error", std::io::Error::from_raw_os_error(104));
         assert_eq!(
-            describe_no_answer(&reset, "kind", None),
+            describe_no_answer(&reset, &context("kind"), None),
             "the connection to the server failed (context kind): connection error: Connection reset by peer (os error 104)"
         );
         // A proxy that would not open a tunnel: hyper-util keeps only that it refused.
@@ -1273,37 +1339,52 @@ mod tests {
             |why| kube::Error::Service(Box::new(Layer("client error (Connect)", Some(Box::new(Layer(why, None))))));
         let proxy = Some("http://127.0.0.1:3128/");
         assert_eq!(
-            describe_no_answer(&tunnel("tunnel error: unsuccessful"), "kind", proxy),
+            describe_no_answer(&tunnel("tunnel error: unsuccessful"), &context("kind"), proxy),
             "the proxy http://127.0.0.1:3128/ did not open a connection to the server: it answered CONNECT with an error (403 from a proxy that does not allow this host or port, 502 or 503 from one that cannot reach it) (context kind)"
         );
         assert_eq!(
-            describe_no_answer(&tunnel("tunnel error: proxy authorization required"), "kind", proxy),
+            describe_no_answer(&tunnel("tunnel error: proxy authorization required"), &context("kind"), proxy),
             "the proxy http://127.0.0.1:3128/ asks for credentials (407 Proxy Authentication Required): give them in its URL, http://USER:PASSWORD@HOST:PORT (context kind)"
         );
         assert_eq!(
-            describe_no_answer(&tunnel("tunnel error: unexpected end of file"), "kind", proxy),
+            describe_no_answer(&tunnel("tunnel error: unexpected end of file"), &context("kind"), proxy),
             "cannot connect to the server (context kind): tunnel error: unexpected end of file"
+        );
+        // `-s` without a kubeconfig context: no context to name; the flags are the settings.
+        let flags = Origin { context: String::new(), server_flag: true };
+        assert_eq!(
+            describe_no_answer(&refused, &flags, None),
+            "the connection to the server was refused (os error 111): is the server running, and is this the right host and port?"
+        );
+        assert!(
+            describe_no_answer(&refused, &flags, proxy)
+                .ends_with("(proxy-url of the connection flags (no kubeconfig context), or HTTPS_PROXY/HTTP_PROXY)")
+        );
+        assert_eq!(
+            describe_no_answer(&reset, &flags, None),
+            "the connection to the server failed: connection error: Connection reset by peer (os error 104)"
         );
         // Without hyper-util's client error, every cause, each once.
         let other = kube::Error::Service(Box::new(Layer("no token", Some(Box::new(std::io::Error::other("expired"))))));
-        assert_eq!(describe_no_answer(&other, "kind", None), "ServiceError: no token: expired");
+        assert_eq!(describe_no_answer(&other, &context("kind"), None), "ServiceError: no token: expired");
     }
 
     #[test]
     fn a_refused_certificate_is_told_in_words_naming_the_kubeconfig_field() {
         use rustls::CertificateError as Problem;
-        let unknown = certificate_problem(&Problem::UnknownIssuer, "kind");
+        let unknown = certificate_problem(&Problem::UnknownIssuer, &context("kind"));
         assert!(unknown.starts_with("the server's certificate is not signed by an authority the kubeconfig trusts (x509: certificate signed by unknown authority): check certificate-authority or certificate-authority-data of the cluster of context kind in the kubeconfig"), "{unknown}");
         let expected = rustls::pki_types::ServerName::try_from("localhost").unwrap();
         let presented = vec!["IpAddress(127.0.0.1)".to_string(), "DnsName(\"api.example.com\")".to_string()];
         assert_eq!(
-            certificate_problem(&Problem::NotValidForNameContext { expected, presented }, "kind"),
+            certificate_problem(&Problem::NotValidForNameContext { expected, presented }, &context("kind")),
             "the server's certificate is not valid for localhost (it is for 127.0.0.1, api.example.com): use one of those in server, or set tls-server-name, of the cluster of context kind in the kubeconfig"
         );
         assert!(
-            certificate_problem(&Problem::Expired, "kind").contains("has expired (or this machine's clock is wrong)")
+            certificate_problem(&Problem::Expired, &context("kind"))
+                .contains("has expired (or this machine's clock is wrong)")
         );
-        assert!(certificate_problem(&Problem::NotValidYet, "kind").contains("is not valid yet"));
+        assert!(certificate_problem(&Problem::NotValidYet, &context("kind")).contains("is not valid yet"));
         #[derive(Debug)]
         struct CaUsedAsEndEntity;
         impl std::fmt::Display for CaUsedAsEndEntity {
@@ -1314,10 +1395,13 @@ mod tests {
         impl std::error::Error for CaUsedAsEndEntity {}
         let ca = Problem::Other(rustls::OtherError(std::sync::Arc::new(CaUsedAsEndEntity)));
         assert!(
-            certificate_problem(&ca, "kind")
+            certificate_problem(&ca, &context("kind"))
                 .contains("presents a CA certificate (basicConstraints CA:TRUE) as its own")
         );
-        assert_eq!(certificate_problem(&Problem::Revoked, "kind"), "the server's certificate was refused: Revoked");
+        assert_eq!(
+            certificate_problem(&Problem::Revoked, &context("kind")),
+            "the server's certificate was refused: Revoked"
+        );
     }
 
     #[test]
