@@ -1216,6 +1216,31 @@ mod cluster {
     }
 
     #[test]
+    fn a_canary_kept_at_an_earlier_step_and_changed_under_a_later_steps_patch_is_said_changed_since() {
+        // As the deletion above, for an edit the later step's write meets as a conflict: the
+        // refusal shows their edit, and the kept line says it was changed since.
+        let server = serving("nginx", 1, "StepPaused").start();
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "web", "--until-step", "2", "--yes", "--timeout", "60s"]);
+        child.wait_for_stdout("approved (step 1/3)");
+        let held =
+            server.pause(Requests::Matching(Rule::new(["patch"]).resources(["ingresses"])), 1, Stage::BeforeStore);
+        pause_at(&server, 2);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's patch is sent");
+        let theirs = json!({"metadata": {"annotations": {"nginx.ingress.kubernetes.io/canary-weight": "77"}}});
+        server.patch_object("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", &theirs);
+        held.release();
+        child
+            .finish()
+            .status(3)
+            .stderr_has("error: Ingress shop/web-canary was changed by someone else while this run wrote it; not overwriting their edit:\n")
+            .stderr_has("  Ingress shop/web-canary: written and kept: Rollout web is approved with it (step 1/3); changed by someone else since (it did not exist before this run)\n");
+        let weight = &annotations(&canary(&server).expect("kept"))["nginx.ingress.kubernetes.io/canary-weight"];
+        assert_eq!(weight, "77", "their edit stands");
+        assert_eq!(state(&server), "StepPaused", "step 2 not approved");
+    }
+
+    #[test]
     fn a_canary_backup_whose_rollout_was_made_again_is_not_made_again_without_force() {
         // A review's finding: made again from its backup, the canary Ingress's owner reference
         // named a Rollout uid no longer there, and the garbage collector deleted it at once.
