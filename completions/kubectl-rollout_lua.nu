@@ -2,7 +2,7 @@ module completions {
 
   # Plan, approve, restore, follow and test the traffic routing of OpenKruise Rollouts
   export extern kubectl-rollout_lua [
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     --version(-V)             # Print version
@@ -61,7 +61,7 @@ module completions {
     --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
     --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
@@ -106,7 +106,7 @@ module completions {
     --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
     --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
@@ -147,7 +147,7 @@ module completions {
     --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
     --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
@@ -188,7 +188,7 @@ module completions {
     --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
     --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
@@ -216,7 +216,7 @@ module completions {
     --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
     --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...rollouts: string       # Rollouts, as NAME or rollout/NAME
@@ -254,7 +254,7 @@ module completions {
     --as-uid: string          # UID to impersonate for the operation (needs a user to impersonate: --as, or the user's as)
     --as-group: string        # Group to impersonate for the operation (repeatable; needs a user to impersonate: --as, or the user's as)
     --request-timeout: string # Time limit for each request to the API server (to connect, send it and read its whole answer, retries included), and for an exec credential plugin (e.g. 10s, 1m30s; default: 30s a request, 60s a plugin, 5m one that may prompt; 0 for none; empty for the default)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help
     rollout: string           # The Rollout (NAME or rollout/NAME), or a TrafficRouting as trafficrouting/NAME (any spelling of the type that kubectl takes: TrafficRouting/NAME, trafficroutings/NAME, trafficrouting.rollouts.kruise.io/NAME, …)
@@ -269,7 +269,7 @@ module completions {
     --output(-o): string@"nu-complete kubectl-rollout_lua test output" # Print a JSON report instead of text
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help (see more with '--help')
     ...paths: path            # Script folders (<group>/<Kind>/trafficRouting.lua with a testdata/ folder, and trafficrouting_ingress/<classType>.lua with testdata/<classType>/) and HTTPRoute cases (gateway.networking.k8s.io/HTTPRoute/testdata/, run through the Gateway API routing), searched recursively, or a script file (.lua) with the testdata/ next to it (a testdata/ folder's subfolders too, as go test reads them); default: the built-in scripts. A file of test cases (record --output-file) is refused: record with --dir DIR and run test DIR
@@ -281,7 +281,7 @@ module completions {
     --ingress                 # Run an Ingress script (lua_configuration/trafficrouting_ingress/<classType>.lua): obj has annotations, weight (a string), matches, canaryService and requestHeaderModifier, and the returned annotations print as a JSON map with sorted keys (null for none)
     --lua-timeout: string     # Time limit for one script evaluation, more than 0 (e.g. 500ms, 2s; the controller's is 1s)
     --lua-memory: string      # Memory limit for one script evaluation, its result included; at least 1Mi (e.g. 64Mi, 1Gi)
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help
     script: path              # The Lua script
@@ -295,7 +295,7 @@ module completions {
   export extern "kubectl-rollout_lua lua-obj" [
     --output(-o): string@"nu-complete kubectl-rollout_lua lua-obj output" # lua: a Lua file setting steps.step_1, steps.step_2, …; json or yaml: a list of {case, step, obj}, one entry of which `eval --obj` reads
     --output-file: path       # Write to FILE instead of stdout
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help
     case: path                # A test case (rollout or trafficRouting, original, expected)
@@ -307,7 +307,7 @@ module completions {
 
   # Print a shell completion script (bash, zsh, fish, powershell, elvish, nushell)
   export extern "kubectl-rollout_lua completions" [
-    --verbose(-v)             # Say more on stderr (plan -f: what was read, and what was skipped and why)
+    --verbose(-v): string     # Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more, as kubectl's: each request to the API server, with its answer's status and time
     --no-color                # Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     --help(-h)                # Print help
     shell: string@"nu-complete kubectl-rollout_lua completions shell" # The shell

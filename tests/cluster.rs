@@ -1657,6 +1657,36 @@ fn restore_is_refused_when_it_cannot_check_for_edits_unless_forced() {
 }
 
 #[test]
+fn v_6_says_each_request_with_its_answer_as_kubectls_does() {
+    // A scripting trial: `-v=6`, kubectl's way to see what a command asks of the server, was
+    // refused, and `-v` said nothing against a cluster.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let plain = test.run_args(["status", "demo"]).success();
+    for quiet in [&["-v"][..], &["-v=5"], &["--verbose"]] {
+        test.run_args(["status", "demo"].iter().chain(quiet)).success().stderr_is("");
+    }
+    // One line per request sent, retries included; what goes to stdout is as without it.
+    server.storm(Requests::Matching(Rule::new(["get"]).resources(["rollouts"])), Some(1), 503, Some(1));
+    let before = server.requests().len();
+    let out = test.run_args(["status", "demo", "-v", "6"]).success().stdout_is(&plain.stdout);
+    let sent = &server.requests()[before..];
+    let said: Vec<&str> = out.stderr.lines().filter(|line| !line.starts_with("API server busy")).collect();
+    assert_eq!(said.len(), sent.len(), "{}", out.stderr);
+    for (line, request) in said.iter().zip(sent) {
+        let asked = format!("{} {}{}", request.method, server.url(), request.path);
+        assert!(line.starts_with(&asked), "{line:?} is not {asked:?}");
+        assert!(line.ends_with(" milliseconds"), "{line}");
+    }
+    let rollout = format!("GET {}/apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/demo ", server.url());
+    let answers: Vec<&str> = said.iter().filter_map(|line| line.strip_prefix(&rollout)).collect();
+    assert!(
+        answers[0].starts_with("503 Service Unavailable in ") && answers[1].starts_with("200 OK in "),
+        "{answers:?}"
+    );
+}
+
+#[test]
 fn a_refused_connection_says_what_to_check_and_names_the_context() {
     // An operator trial (P2) read `ServiceError: client error (Connect): tcp connect error:
     // Connection refused (os error 111)`.

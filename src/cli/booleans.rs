@@ -1,5 +1,6 @@
-//! kubectl's spelling of a boolean flag with its value (pflag's): `--watch=true`, `-A=false`.
-//! clap takes a boolean flag alone, so the line is respelled before clap reads it.
+//! kubectl's spelling of a boolean flag with its value (pflag's): `--watch=true`, `-A=false`;
+//! and of the level of `-v` (`-v 6`, `-v6`). clap takes a boolean flag alone, and `-v`'s level
+//! only after `=` (`-v` alone is a level too), so the line is respelled before clap reads it.
 
 use clap::ArgAction;
 use clap::error::ErrorKind;
@@ -8,19 +9,31 @@ use std::ffi::OsString;
 
 /// The command line as clap reads it: each boolean flag written with a value (`--force=true`,
 /// `-w=false`) as the flag alone when the value is true, dropped when it is false, the values
-/// read as Go's strconv.ParseBool reads them (kubectl's). Words after `--`, and the words a shell
-/// asks to complete, are left as they are.
+/// read as Go's strconv.ParseBool reads them (kubectl's); `-v`'s level as the next word or
+/// glued on, as `-v=LEVEL`. Words after `--`, and the words a shell asks to complete, are left as
+/// they are.
 pub fn respelled(root: &mut clap::Command, args: Vec<OsString>) -> Result<Vec<OsString>, clap::Error> {
     // Looked up only for a word that may need it: most lines have none.
     let mut flags = None;
     let mut line = Vec::with_capacity(args.len());
-    let mut words = args.into_iter();
+    let mut words = args.into_iter().peekable();
     while let Some(word) = words.next() {
         let text = word.to_str().unwrap_or_default();
         if text == "--" || text == "__complete" {
             line.push(word);
             line.extend(words);
             break;
+        }
+        let level = |word: &str| !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit());
+        if let Some(glued) = text.strip_prefix("-v").filter(|glued| level(glued)) {
+            line.push(format!("-v={glued}").into());
+            continue;
+        }
+        if matches!(text, "-v" | "--v" | "--verbose")
+            && let Some(next) = words.next_if(|next| level(next.to_str().unwrap_or_default()))
+        {
+            line.push(format!("-v={}", next.to_string_lossy()).into());
+            continue;
         }
         let mut boolean = |flag: &str| flags.get_or_insert_with(|| boolean_flags(root)).contains(flag);
         let Some((flag, value)) = text.split_once('=').filter(|(flag, _)| flag.starts_with('-') && boolean(flag))
@@ -86,7 +99,17 @@ mod tests {
             respell(&["status", "-w=true", "--all-namespaces=1"]).unwrap(),
             ["status", "-w", "--all-namespaces"]
         );
-        assert_eq!(respell(&["plan", "--summary=False", "-v=T", "demo"]).unwrap(), ["plan", "-v", "demo"]);
+        assert_eq!(respell(&["plan", "--summary=False", "--force=T", "demo"]).unwrap(), ["plan", "--force", "demo"]);
+    }
+
+    #[test]
+    fn the_level_of_v_is_taken_as_kubectl_takes_it() {
+        assert_eq!(respell(&["status", "-v", "6", "demo"]).unwrap(), ["status", "-v=6", "demo"]);
+        assert_eq!(respell(&["status", "-v6"]).unwrap(), ["status", "-v=6"]);
+        assert_eq!(respell(&["status", "--v", "8", "--verbose", "7"]).unwrap(), ["status", "-v=8", "-v=7"]);
+        // Not followed by a level: -v alone, and what follows is the next word.
+        assert_eq!(respell(&["status", "-v", "demo", "-v=6"]).unwrap(), ["status", "-v", "demo", "-v=6"]);
+        assert_eq!(respell(&["status", "-vx"]).unwrap(), ["status", "-vx"]);
     }
 
     #[test]

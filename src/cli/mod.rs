@@ -277,9 +277,12 @@ pub struct Cli {
 /// The flags every command takes, before or after its name.
 #[derive(Args, Debug, Clone)]
 pub struct GlobalArgs {
-    /// Say more on stderr (plan -f: what was read, and what was skipped and why)
-    #[arg(short = 'v', long, global = true, help_heading = help::GLOBAL)]
-    pub verbose: bool,
+    /// Say more on stderr (plan -f: what was read, and what was skipped and why); -v=6 or more,
+    /// as kubectl's: each request to the API server, with its answer's status and time
+    #[arg(short = 'v', long, alias = "v", value_name = "LEVEL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "1", default_value = "0", hide_default_value = true, global = true,
+          help_heading = help::GLOBAL)]
+    pub verbose: u8,
     /// Never colour the output (colour is also off when NO_COLOR is set, TERM=dumb, or the output is not a terminal)
     #[arg(long, global = true, help_heading = help::GLOBAL)]
     pub no_color: bool,
@@ -880,6 +883,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     };
     if cli.global.no_color || dumb_terminal() {
         anstream::ColorChoice::Never.write_global();
+    }
+    if cli.global.verbose >= 6 {
+        crate::source::request_log::enable();
     }
     let result = match &cli.command {
         Command::Plan(args) if !args.files.is_empty() || args.kustomize.is_some() => offline::plan(&cli.global, args),

@@ -65,7 +65,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
     for line in snapshot::mistaken_objects(&skipped) {
         super::warn(&format!("warning: {line}"));
     }
-    if global.verbose {
+    if global.verbose > 0 {
         note(&format!("read {} from {}", counted(documents, "document"), counted(manifests.files, "file")));
         for line in manifests.skipped.iter().chain(&snapshot::skipped_lines(&skipped)) {
             note(line);
@@ -154,7 +154,7 @@ pub fn plan(global: &GlobalArgs, args: &PlanArgs) -> anyhow::Result<Outcome> {
             counted(documents, "document"),
             counted(manifests.files, "file")
         );
-        if !global.verbose && (!skipped.is_empty() || !manifests.skipped.is_empty()) {
+        if global.verbose == 0 && (!skipped.is_empty() || !manifests.skipped.is_empty()) {
             message.push_str("; -v lists what was skipped and why");
         }
         if manifests.subdirectories_left {

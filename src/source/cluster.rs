@@ -405,6 +405,8 @@ impl Cluster {
         .expect("a version and a platform are header text");
         let builder = ClientBuilder::try_from(config)
             .map_err(connecting)?
+            // Each attempt, as sent (inside the retries).
+            .with_layer(&tower::util::option_layer(super::request_log::layer(&server)))
             // Each reply's body is cut off past MAX_REPLY, counted as it is read (a chunked
             // reply says no length up front).
             .with_layer(&MapResponseLayer::new(|response: http::Response<_>| {

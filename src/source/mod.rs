@@ -9,6 +9,7 @@ mod kubeconfig;
 pub mod live;
 pub mod overrides;
 mod proxy;
+pub mod request_log;
 pub mod retry;
 mod token_file;
 pub mod watch;
