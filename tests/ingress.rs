@@ -1192,27 +1192,34 @@ mod cluster {
         assert_eq!(state(&server), "StepPaused");
     }
 
+    /// `approve web --until-step 2` of a canary Rollout at step 1, with `theirs` done to the
+    /// canary Ingress (made at step 1) while step 2's patch of it is held: the run's output.
+    fn their_edit_under_step_2s_patch(server: &FakeHandle, theirs: impl FnOnce(&FakeHandle)) -> Output {
+        let test = Test::new().kubeconfig(server);
+        let child = test.spawn(&["approve", "web", "--until-step", "2", "--yes", "--timeout", "60s"]);
+        child.wait_for_stdout("approved (step 1/3)");
+        let held =
+            server.pause(Requests::Matching(Rule::new(["patch"]).resources(["ingresses"])), 1, Stage::BeforeStore);
+        pause_at(server, 2);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's patch is sent");
+        theirs(server);
+        held.release();
+        let out = child.finish().status(3);
+        assert_eq!(state(server), "StepPaused", "step 2 not approved");
+        out
+    }
+
     #[test]
     fn a_canary_kept_at_an_earlier_step_and_deleted_under_a_later_steps_patch_is_said_deleted_since() {
         // The report said `written and kept` of it, though it was gone: the line says what the
         // run left, and that someone deleted it since.
         let server = serving("nginx", 1, "StepPaused").start();
-        let test = Test::new().kubeconfig(&server);
-        let child = test.spawn(&["approve", "web", "--until-step", "2", "--yes", "--timeout", "60s"]);
-        child.wait_for_stdout("approved (step 1/3)");
-        let held =
-            server.pause(Requests::Matching(Rule::new(["patch"]).resources(["ingresses"])), 1, Stage::BeforeStore);
-        pause_at(&server, 2);
-        assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's patch is sent");
-        server.delete_object("networking.k8s.io", "ingresses", NAMESPACE, "web-canary").expect("made at step 1");
-        held.release();
-        child
-            .finish()
-            .status(3)
-            .stderr_has("error: Ingress shop/web-canary was deleted by someone else while this run wrote it\n")
-            .stderr_has("  Ingress shop/web-canary: written and kept: Rollout web is approved with it (step 1/3); deleted by someone else since (it did not exist before this run)\n");
+        their_edit_under_step_2s_patch(&server, |server| {
+            server.delete_object("networking.k8s.io", "ingresses", NAMESPACE, "web-canary").expect("made at step 1");
+        })
+        .stderr_has("error: Ingress shop/web-canary was deleted by someone else while this run wrote it\n")
+        .stderr_has("  Ingress shop/web-canary: written and kept: Rollout web is approved with it (step 1/3); deleted by someone else since (it did not exist before this run)\n");
         assert!(canary(&server).is_none(), "their deletion stands");
-        assert_eq!(state(&server), "StepPaused", "step 2 not approved");
     }
 
     #[test]
@@ -1220,24 +1227,14 @@ mod cluster {
         // As the deletion above, for an edit the later step's write meets as a conflict: the
         // refusal shows their edit, and the kept line says it was changed since.
         let server = serving("nginx", 1, "StepPaused").start();
-        let test = Test::new().kubeconfig(&server);
-        let child = test.spawn(&["approve", "web", "--until-step", "2", "--yes", "--timeout", "60s"]);
-        child.wait_for_stdout("approved (step 1/3)");
-        let held =
-            server.pause(Requests::Matching(Rule::new(["patch"]).resources(["ingresses"])), 1, Stage::BeforeStore);
-        pause_at(&server, 2);
-        assert!(held.wait_until_held(Duration::from_secs(30)), "step 2's patch is sent");
         let theirs = json!({"metadata": {"annotations": {"nginx.ingress.kubernetes.io/canary-weight": "77"}}});
-        server.patch_object("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", &theirs);
-        held.release();
-        child
-            .finish()
-            .status(3)
-            .stderr_has("error: Ingress shop/web-canary was changed by someone else while this run wrote it; not overwriting their edit:\n")
-            .stderr_has("  Ingress shop/web-canary: written and kept: Rollout web is approved with it (step 1/3); changed by someone else since (it did not exist before this run)\n");
+        their_edit_under_step_2s_patch(&server, |server| {
+            server.patch_object("networking.k8s.io", "ingresses", NAMESPACE, "web-canary", &theirs);
+        })
+        .stderr_has("error: Ingress shop/web-canary was changed by someone else while this run wrote it; not overwriting their edit:\n")
+        .stderr_has("  Ingress shop/web-canary: written and kept: Rollout web is approved with it (step 1/3); changed by someone else since (it did not exist before this run)\n");
         let weight = &annotations(&canary(&server).expect("kept"))["nginx.ingress.kubernetes.io/canary-weight"];
         assert_eq!(weight, "77", "their edit stands");
-        assert_eq!(state(&server), "StepPaused", "step 2 not approved");
     }
 
     #[test]
