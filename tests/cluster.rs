@@ -2686,6 +2686,36 @@ fn a_workload_whose_read_fails_is_warned_of_and_approve_refuses_without_force() 
 }
 
 #[test]
+fn a_workload_whose_group_cannot_be_discovered_is_unread_and_approve_refuses_without_force() {
+    // A discovery trial: a failed discovery of the workload's group (a 503, a garbled reply)
+    // counted as a kind not served, the workload as not there, and approve wrote the step's
+    // routing as if the count allowed it.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    server.reply_fault(Requests::Discovery("apps/v1"), 1, Stage::AfterStore, ReplyFault::Garbled);
+    test.run_args(["plan", "demo"])
+        .success()
+        .stdout_has("warning: cannot read its workload Deployment shop/demo (")
+        .stdout_has("apps/v1");
+    server.clear_log();
+    server.reply_fault(Requests::Discovery("apps/v1"), 1, Stage::AfterStore, ReplyFault::Garbled);
+    test.run_args(["approve", "demo", "--yes"])
+        .status(3)
+        .stderr_has("depends on the replica count of its workload Deployment shop/demo, which could not be read (");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    // A workloadRef at a version the API server does not serve is not read either.
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["workloadRef"]["apiVersion"] = json!("apps/v1beta1");
+    let server = serving(rollout).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success().stdout_has(
+        "warning: cannot read its workload Deployment shop/demo (the API server does not serve apps/v1beta1 Deployment): ",
+    );
+    test.run_args(["approve", "demo", "--yes"]).status(3);
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
 fn status_warns_of_a_workload_it_may_not_read_where_its_count_decides_nothing() {
     // An RBAC trial: with an extra canary workload (the count decides no step), a forbidden
     // workload read only shortened the Replicas line, without a word.

@@ -712,24 +712,33 @@ async fn read_workloads(cluster: &Cluster, rollouts: &[Located<Rollout>], worklo
         .collect();
     let namespace = &cluster.namespace;
     let read = refs.into_iter().map(|reference| async move {
-        let resource =
-            cluster.resource(reference.group(), reference.version(), &reference.kind, false).await.ok()??;
         let key = ObjectKey::of_ref(reference, namespace);
+        // A discovery that failed, or a kind not served, leaves the count unread as a failed
+        // read does: taken for a workload not there, it would make a step of a partition
+        // release routed that the controller does not route.
+        let resource = match cluster.resource(reference.group(), reference.version(), &reference.kind, false).await {
+            Ok(Some(resource)) => resource,
+            Ok(None) => {
+                let served = format!("the API server does not serve {} {}", reference.api_version, reference.kind);
+                return WorkloadRead::Unread((key, served, None));
+            }
+            Err(e) => return WorkloadRead::Unread((key, e.to_string(), None)),
+        };
         match cluster.get(&resource, namespace, &reference.name).await {
-            Ok(Some(workload)) => Some(WorkloadRead::Found(workload)),
-            Ok(None) => Some(WorkloadRead::Absent(key)),
-            Err(Error::Api { failure, .. }) if failure.code == Some(403) => Some(WorkloadRead::Unread((
+            Ok(Some(workload)) => WorkloadRead::Found(workload),
+            Ok(None) => WorkloadRead::Absent(key),
+            Err(Error::Api { failure, .. }) if failure.code == Some(403) => WorkloadRead::Unread((
                 key,
                 failure.to_string(),
                 Some(resource.permission("get", None, namespace).on(&reference.name)),
-            ))),
+            )),
             // Not refused: a busy or silent server, said as the read failed (an approval that
             // hangs on the count refuses without it).
-            Err(Error::Api { failure, .. }) => Some(WorkloadRead::Unread((key, failure.to_string(), None))),
-            Err(e) => Some(WorkloadRead::Unread((key, e.to_string(), None))),
+            Err(Error::Api { failure, .. }) => WorkloadRead::Unread((key, failure.to_string(), None)),
+            Err(e) => WorkloadRead::Unread((key, e.to_string(), None)),
         }
     });
-    join_all(read).await.into_iter().flatten().collect()
+    join_all(read).await
 }
 
 /// What reading a workload found.

@@ -35,6 +35,9 @@ pub enum Requests {
     /// Requests for served resources that `rule` matches, as a deny rule would (so a rule
     /// selects by verb, resource, subresource, namespace, name and user).
     Matching(Rule),
+    /// The discovery of one group/version: `"apps/v1"` is `GET /apis/apps/v1`, `"v1"` is
+    /// `GET /api/v1`.
+    Discovery(&'static str),
 }
 
 /// When a fault applies to the request it hits.
@@ -112,6 +115,13 @@ impl Requests {
             Requests::Writes => is_write(request.method, request.path),
             Requests::AccessReviews => request.path == SSAR_PATH,
             Requests::Matching(rule) => request.attributes.as_ref().is_some_and(|a| rule.matches(a)),
+            Requests::Discovery(api_version) => {
+                let path = match api_version.contains('/') {
+                    true => format!("/apis/{api_version}"),
+                    false => format!("/api/{api_version}"),
+                };
+                request.path == path
+            }
         }
     }
 }
