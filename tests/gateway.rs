@@ -128,7 +128,7 @@ mod cluster {
 
     #[test]
     fn a_step_routing_to_a_missing_canary_service_is_a_warning() {
-        let server = store(1, "StepPaused", &["v1"]).start();
+        let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
         let warning = "warning: Service store-canary does not exist: the HTTPRoute's canary backendRef routes to it; the controller creates it at a step that routes, before it writes any routing (to every provider; not for a blue-green release's final route to the new version), but without the controller the canary traffic fails\n";
         let test = Test::new().kubeconfig(&server);
         let present = test.run_args(["plan", "store"]).success();
@@ -155,7 +155,7 @@ mod cluster {
     #[test]
     fn approve_refuses_a_write_the_httproute_crd_refuses() {
         // The API server would refuse it (422), the step stuck; approve writes nothing instead.
-        let server = store(1, "StepPaused", &["v1"]).start();
+        let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
         let mut stored = route(&server);
         stored["spec"]["rules"][0]["filters"] = json!([{"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}]);
         server.put_object(stored);
@@ -273,26 +273,27 @@ mod cluster {
 
     /// Rollout `store` with `disableGenerateCanaryService` at `step`, and a route whose only rule
     /// goes to Service `store`.
-    fn same_service(step: i64, phase: &str) -> FakeHandle {
+    fn same_service(step: i64, phase: &str, versions: &[&str]) -> FakeHandle {
         let mut rollout = store_rollout(step, "StepPaused");
         rollout["spec"]["strategy"]["canary"]["disableGenerateCanaryService"] = json!(true);
         rollout["status"]["phase"] = json!(phase);
-        let mut route = http_route("v1");
+        let mut route = http_route(versions[0]);
         route["spec"]["rules"].as_array_mut().unwrap().truncate(1);
-        fake_apiserver::FakeApiServer::builder()
+        let mut builder = fake_apiserver::FakeApiServer::builder()
             .kruise_and_istio()
             .resource(fake_apiserver::leases())
-            .resource(fake_apiserver::httproutes("v1"))
-            .object(rollout)
-            .object(route)
-            .start()
+            .resource(fake_apiserver::deployments());
+        for version in versions {
+            builder = builder.resource(fake_apiserver::httproutes(version));
+        }
+        builder.object(rollout).object(route).start()
     }
 
     #[test]
     fn following_watches_the_route_at_the_version_it_was_read() {
         // Served at v1 only: the route is read, placed and watched there, not at the v1beta1
         // the Rollout's routing names.
-        let server = same_service(1, "Progressing");
+        let server = same_service(1, "Progressing", &["v1"]);
         assert_routes_watched_at_v1(&server);
     }
 
@@ -301,7 +302,7 @@ mod cluster {
         // Missing, the route cannot be placed, and the routing names v1beta1, which this
         // server does not serve: the route is watched at v1 all the same, so that its making is
         // seen at once.
-        let server = same_service(1, "Progressing");
+        let server = same_service(1, "Progressing", &["v1"]);
         server.delete_object("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store").unwrap();
         assert_routes_watched_at_v1(&server);
     }
@@ -323,7 +324,7 @@ mod cluster {
 
     #[test]
     fn with_canary_equal_to_stable_a_restore_that_leaves_no_rule_lands_on_the_crds_default_rule() {
-        let server = same_service(3, "Progressing");
+        let server = same_service(3, "Progressing", &["v1", "v1beta1"]);
         let status = |server: &FakeHandle| Test::new().kubeconfig(server).args(["status", "store"]).run().success();
         approve(&server)
             .stdout_has("weight mode: store 30 (canary and stable are the same Service, so traffic is not split)");
@@ -354,7 +355,7 @@ mod cluster {
 
     #[test]
     fn with_canary_equal_to_stable_a_match_step_that_drops_the_only_rule_lands_on_the_crds_default_rule() {
-        let server = same_service(1, "Progressing");
+        let server = same_service(1, "Progressing", &["v1", "v1beta1"]);
         refused_then_forced(&server, &["approve", "store", "--yes"])
             .stdout_has("warning: canary and stable Service are both store (disableGenerateCanaryService): a match step drops every rule that routes to store (spec.rules[0])")
             .stdout_has("warning: no rule is left, and the API server then stores the HTTPRoute CRD's default")
@@ -365,7 +366,7 @@ mod cluster {
 
     #[test]
     fn with_canary_equal_to_stable_restore_leaves_the_route_while_no_release_is_in_progress() {
-        let server = same_service(3, "Healthy");
+        let server = same_service(3, "Healthy", &["v1", "v1beta1"]);
         server.clear_log();
         Test::new()
             .kubeconfig(&server)
@@ -395,7 +396,7 @@ mod cluster {
     fn a_route_left_routed_after_the_release_is_noted_but_not_one_whose_rules_a_match_step_dropped() {
         let run = |server: &FakeHandle, args: &[&str]| Test::new().kubeconfig(server).args(args).run().success();
         // Left at step 1: its header rule still sends those requests to the canary.
-        let server = store(1, "StepPaused", &["v1"]).start();
+        let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
         approve(&server);
         release_over(&server);
         let note = "the release is over (phase Healthy), but HTTPRoute shop/store still routes as step 1: the controller leaves it so until the next release; `kubectl rollout-lua restore store -n shop` puts the routing before the release back (it runs the controller's restore of its rules)";
@@ -415,7 +416,9 @@ mod cluster {
         let server = fake_apiserver::FakeApiServer::builder()
             .kruise_and_istio()
             .resource(fake_apiserver::leases())
+            .resource(fake_apiserver::deployments())
             .resource(fake_apiserver::httproutes("v1"))
+            .resource(fake_apiserver::httproutes("v1beta1"))
             .object(rollout)
             .object(http_route("v1"))
             .start();
@@ -472,18 +475,31 @@ mod cluster {
     }
 
     #[test]
-    fn the_route_is_read_at_v1_when_served_else_at_v1beta1() {
-        for (versions, read) in [(&["v1", "v1beta1"][..], "v1"), (&["v1beta1"][..], "v1beta1")] {
+    fn the_route_is_read_at_the_controllers_v1beta1_when_served_else_at_v1_with_a_warning_and_a_refusal() {
+        let route_writes = |server: &FakeHandle| -> Vec<String> {
+            let writes = server.writes().into_iter().filter(|r| r.path.contains("httproutes"));
+            writes.map(|r| format!("{} {}", r.method, r.path)).collect()
+        };
+        for versions in [&["v1", "v1beta1"][..], &["v1beta1"]] {
             let server = store(1, "StepPaused", versions).start();
             approve(&server);
-            let paths: Vec<String> = server
-                .writes()
-                .iter()
-                .filter(|r| r.path.contains("httproutes"))
-                .map(|r| format!("{} {}", r.method, r.path))
-                .collect();
-            assert_eq!(paths, [format!("PUT /apis/gateway.networking.k8s.io/{read}/namespaces/shop/httproutes/store")]);
+            let put = "PUT /apis/gateway.networking.k8s.io/v1beta1/namespaces/shop/httproutes/store";
+            assert_eq!(route_writes(&server), [put]);
         }
+        // A discovery trial: served at v1 only, the route was planned and written without a word,
+        // though the controller, which reads it at v1beta1, can neither route nor restore it.
+        let server = store(1, "StepPaused", &["v1"]).start();
+        let warning = "HTTPRoute shop/store: the API server serves httproutes.gateway.networking.k8s.io at v1, not at v1beta1, the only version the controller reads and writes them at (it pins gateway-api v0.8.1): its reconcile fails, and it neither routes a step through the route nor restores it at the end; the plan shows what it would write were v1beta1 served";
+        let test = Test::new().kubeconfig(&server);
+        test.run_args(["plan", "store"]).success().stderr_has(&format!("warning: {warning}\n"));
+        test.run_args(["status", "store"]).success().stderr_has(&format!("warning: {warning}\n"));
+        test.run_args(["approve", "store", "--yes"]).status(3).stderr_has(&format!(
+            "error: nothing was written: Rollout shop/store, step 1/4: {warning}; pass --force to write the step's routing all the same\n"
+        ));
+        assert!(route_writes(&server).is_empty());
+        test.run_args(["approve", "store", "--yes", "--force"]).success();
+        let put = "PUT /apis/gateway.networking.k8s.io/v1/namespaces/shop/httproutes/store";
+        assert_eq!(route_writes(&server), [put]);
     }
 }
 

@@ -282,7 +282,7 @@ fn record_names_a_gateway_object_that_is_not_there() {
         .run()
         .status(1)
         .stderr_has("error: DestinationRule/demo (networking.istio.io/v1beta1) is not in namespace shop");
-    let server = store(1, "StepPaused", &["v1"]).start();
+    let server = store(1, "StepPaused", &["v1", "v1beta1"]).start();
     let test = Test::new().kubeconfig(&server);
     test.run_args(["record", "store"]).success();
     server.delete_object("gateway.networking.k8s.io", "httproutes", NAMESPACE, "store");

@@ -119,6 +119,7 @@ mod cluster {
             .resource(fake_apiserver::leases())
             .resource(fake_apiserver::ingresses())
             .resource(fake_apiserver::httproutes("v1"))
+            .resource(fake_apiserver::httproutes("v1beta1"))
             .resource(fake_apiserver::services())
             .resource(fake_apiserver::deployments());
         for file in ["deployment", "service", "virtualservice", "ingress", "httproute"] {

@@ -956,6 +956,7 @@ fn a_script_configmap_edited_while_following_stops_the_run_before_the_next_steps
         .kruise_and_istio()
         .resource(fake_apiserver::leases())
         .resource(fake_apiserver::configmaps())
+        .resource(fake_apiserver::deployments())
         .resource(fake_apiserver::ApiResourceDef::new("example.com", "v1", "Thing", "things"))
         .object(rollout)
         .object(json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t", "namespace": NAMESPACE}, "spec": {"weight": 0}}))

@@ -14,7 +14,7 @@ use crate::change::Change;
 use crate::error::Error;
 use crate::model::{
     self, ApprovalProgress, Ending, ObjectKey, Owner, OwnerKind, Permission, Rollout, Routing, Stage, StrategyKind,
-    approval_progress,
+    approval_progress, http_route,
 };
 use crate::output;
 use crate::plan::{self, RoutingPlan, StagePlan};
@@ -168,6 +168,32 @@ fn refuse_unknown_workload(rollout: &Located<Rollout>, live: &Live, stage: Stage
         rollout.item.name,
         rollout.item.stage_label(stage)
     )))
+}
+
+/// Refuses, unless `force`, a step through an HTTPRoute that the API server does not serve at
+/// the one version the controller reads it at: the controller's reconcile fails, so it writes
+/// no step's routing there and never restores the route (see
+/// `http_route::not_served_to_the_controller`).
+fn refuse_http_route_unread_by_controller(
+    rollout: &Located<Rollout>,
+    live: &Live,
+    stage: Stage,
+    force: bool,
+) -> Result<(), Error> {
+    let route = Routing::of_rollout(&rollout.item, &rollout.namespace).and_then(|r| r.http_route().map(str::to_string));
+    let served = live.resources.get(&(http_route::GROUP.to_string(), http_route::KIND.to_string()));
+    match (route, served) {
+        (Some(route), Some(served)) if served.version != http_route::CONTROLLER_VERSION && !force => {
+            Err(Error::Refused(format!(
+                "nothing was written: Rollout {}/{}, {}: {}; pass --force to write the step's routing all the same",
+                rollout.namespace,
+                rollout.item.name,
+                rollout.item.stage_label(stage),
+                http_route::not_served_to_the_controller(&format!("{}/{route}", rollout.namespace), &served.version)
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The guards of one approval, before anything is written.
@@ -644,6 +670,7 @@ impl Run<'_> {
             let stage = check_approvable(rollout, args, expect)?;
             refuse_rejected_routing(rollout, stage, args.force)?;
             refuse_unknown_workload(rollout, &live, stage, args.force)?;
+            refuse_http_route_unread_by_controller(rollout, &live, stage, args.force)?;
             let mut plan = session.plan(&live, &catalog, &live.snapshot.objects, rollout, &[stage])?;
             if let Some(why) = plan.unwritable() {
                 return Err(Error::Refused(format!("nothing was written: {why}")));

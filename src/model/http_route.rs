@@ -14,10 +14,20 @@
 use super::json_kind as kind;
 use serde_json::{Map, Value};
 
-/// The Gateway API's group; HTTPRoutes are read at `v1` when the API server serves it, else at
-/// `v1beta1` (the one stored object either way).
+/// The Gateway API's group; HTTPRoutes are read at [`CONTROLLER_VERSION`] when the API server
+/// serves it, else at `v1` (the one stored object either way).
 pub const GROUP: &str = "gateway.networking.k8s.io";
 pub const KIND: &str = "HTTPRoute";
+/// The only version the controller reads and writes HTTPRoutes at (gateway-api v0.8.1's types).
+pub const CONTROLLER_VERSION: &str = "v1beta1";
+
+/// What it means for HTTPRoutes `names` that the API server does not serve them at
+/// [`CONTROLLER_VERSION`] (but at `version`).
+pub fn not_served_to_the_controller(names: &str, version: &str) -> String {
+    format!(
+        "HTTPRoute {names}: the API server serves httproutes.{GROUP} at {version}, not at {CONTROLLER_VERSION}, the only version the controller reads and writes them at (it pins gateway-api v0.8.1): its reconcile fails, and it neither routes a step through the route nor restores it at the end; the plan shows what it would write were {CONTROLLER_VERSION} served"
+    )
+}
 
 /// A Go field type of the schema.
 enum Type {

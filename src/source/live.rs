@@ -516,7 +516,7 @@ async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, 
     let refs: BTreeSet<ObjectRef> = routings.iter().flat_map(|routing| routing.custom_refs().to_vec()).collect();
     let http_routes: BTreeSet<String> =
         routings.iter().filter_map(|routing| routing.http_route().map(str::to_string)).collect();
-    let (objects, routes, ingresses, services) = futures::try_join!(
+    let (objects, (routes, route_warning), ingresses, services) = futures::try_join!(
         read_refs(cluster, refs.iter()),
         read_http_routes(cluster, &http_routes),
         read_ingresses(cluster, routings),
@@ -524,6 +524,7 @@ async fn read_objects(cluster: &Cluster, routings: &[Routing]) -> Result<Found, 
     )?;
     let (ingresses, neighbours, mut warnings) = ingresses;
     let (services, service_warnings) = services;
+    warnings.extend(route_warning);
     warnings.extend(service_warnings);
     let mut objects = objects;
     objects.extend(routes);
@@ -639,12 +640,14 @@ async fn read_refs<'a>(
 
 /// The HTTPRoutes `names`, read at `gateway.networking.k8s.io/v1` when the API server serves
 /// it, else at `v1beta1` (the version the controller reads: one stored object either way).
+/// Reads the HTTPRoutes `names`, with a warning where the controller cannot read them (see
+/// [`http_route::not_served_to_the_controller`]).
 async fn read_http_routes(
     cluster: &Cluster,
     names: &BTreeSet<String>,
-) -> Result<Vec<(ObjectRef, Resource, Option<Value>)>, Error> {
+) -> Result<(Vec<(ObjectRef, Resource, Option<Value>)>, Option<String>), Error> {
     if names.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let version = http_route_version(cluster).await?.ok_or_else(|| {
         Error::Input(format!(
@@ -661,13 +664,16 @@ async fn read_http_routes(
             name: name.clone(),
         })
         .collect();
-    read_refs(cluster, refs.iter()).await
+    let listed = names.iter().map(|name| format!("{}/{name}", cluster.namespace)).collect::<Vec<_>>().join(", ");
+    let warning =
+        (version != http_route::CONTROLLER_VERSION).then(|| http_route::not_served_to_the_controller(&listed, version));
+    Ok((read_refs(cluster, refs.iter()).await?, warning))
 }
 
-/// The version HTTPRoutes are read (and watched) at: v1 where the API server serves it, else
-/// v1beta1; `None` where it serves neither.
+/// The version HTTPRoutes are read (and watched) at: the controller's (v1beta1) where the API
+/// server serves it, else v1; `None` where it serves neither.
 pub async fn http_route_version(cluster: &Cluster) -> Result<Option<&'static str>, Error> {
-    for version in ["v1", "v1beta1"] {
+    for version in [http_route::CONTROLLER_VERSION, "v1"] {
         if cluster.resource(http_route::GROUP, version, http_route::KIND, false).await?.is_some() {
             return Ok(Some(version));
         }

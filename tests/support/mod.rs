@@ -982,14 +982,18 @@ pub mod cluster {
     }
 
     /// Kruise, Services and HTTPRoutes (at `versions`, the first the route's own) served, with
-    /// Rollout `store` at `step`/`state`, its Services `store` and `store-canary` and HTTPRoute
-    /// `store`.
+    /// Rollout `store` at `step`/`state`, its Deployment (4 replicas), Services `store` and
+    /// `store-canary` and HTTPRoute `store`, served at `versions`.
     pub fn store(step: i64, state: &str, versions: &[&str]) -> fake_apiserver::Builder {
+        let mut workload = deployment(4);
+        workload["metadata"]["name"] = json!("store");
         let mut builder = fake_apiserver::FakeApiServer::builder()
             .kruise_and_istio()
             .resource(fake_apiserver::leases())
             .resource(fake_apiserver::services())
+            .resource(fake_apiserver::deployments())
             .object(store_rollout(step, state))
+            .object(workload)
             .object(service("store"))
             .object(service("store-canary"));
         for version in versions {
