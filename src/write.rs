@@ -50,15 +50,22 @@ pub struct Backups {
     /// `…/kubectl-rollout-lua/backups`.
     root: PathBuf,
     context: String,
+    /// The API server's URL, written in each backup: contexts of one name (`kind-kind`,
+    /// `kubernetes-admin@kubernetes`) may be other clusters' on other machines or at other times.
+    server: String,
 }
+
+/// What a backup's first line starts with; the API server's URL follows.
+const BACKUP_SERVER: &str = "# server: ";
 
 /// What a backup's last line starts with; the SHA-256 of the text above it follows, so that
 /// `restore --from-backup` tells a whole backup from one cut short (a full disk, a crash).
 const BACKUP_END: &str = "# end of backup: sha256 ";
 
-/// A backup file's text: the object's YAML, then the end line.
-pub fn backup_text(object: &Value) -> String {
-    let mut text = crate::yaml::to_string(object);
+/// A backup file's text: the line naming the API server it was read from, the object's YAML,
+/// then the end line.
+pub fn backup_text(object: &Value, server: &str) -> String {
+    let mut text = format!("{BACKUP_SERVER}{server}\n{}", crate::yaml::to_string(object));
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -79,11 +86,22 @@ pub fn backup_flaw(text: &str) -> Option<&'static str> {
     }
 }
 
-/// The uid of the object a backup file holds, if it can be read.
-fn backup_uid(path: &std::path::Path) -> Option<String> {
-    let text = files::read_text(path, files::OBJECT).ok()?;
-    let documents = crate::yaml::parse_documents(&text, &path.display().to_string()).ok()?;
-    documents.first()?.value["metadata"]["uid"].as_str().map(str::to_string)
+/// The API server a backup's text says it was read from (`None`: an older version's, which
+/// did not say).
+pub fn backup_server(text: &str) -> Option<&str> {
+    text.lines().next()?.strip_prefix(BACKUP_SERVER)
+}
+
+/// Whether the backup file at `path` holds the object with `uid` (any, when `None`), read from
+/// `server` (or an older version's, which does not say).
+fn backup_of(path: &std::path::Path, uid: Option<&str>, server: &str) -> bool {
+    let Ok(text) = files::read_text(path, files::OBJECT) else { return false };
+    if backup_server(&text).is_some_and(|saved| saved != server) {
+        return false;
+    }
+    let Ok(documents) = crate::yaml::parse_documents(&text, &path.display().to_string()) else { return false };
+    let saved = documents.first().and_then(|document| document.value["metadata"]["uid"].as_str());
+    uid.is_none_or(|uid| saved == Some(uid))
 }
 
 /// A name as one folder of the backups: `/` is `_`, and `.` and `..` (a context may be called
@@ -100,20 +118,24 @@ impl Backups {
     /// The backups of `context` under `state_home` (`$XDG_STATE_HOME`, else `$HOME/.local/state`,
     /// each only when absolute: `files::xdg_dir`, read by the caller); an error when there is
     /// none: never a folder others can read or make first, as a shared `/tmp` would be.
-    pub fn new(context: &str, state_home: Option<PathBuf>) -> Result<Backups, Error> {
+    pub fn new(context: &str, server: &str, state_home: Option<PathBuf>) -> Result<Backups, Error> {
         let state = state_home.ok_or_else(|| {
             Error::Input(
                 "nothing was written: there is no folder for backups: neither XDG_STATE_HOME nor HOME is set (to an absolute path); set one (backups go to $XDG_STATE_HOME/kubectl-rollout-lua/backups, by default ~/.local/state/kubectl-rollout-lua/backups)".into(),
             )
         })?;
         let context = if context.is_empty() { "default" } else { context };
-        Ok(Backups { root: state.join("kubectl-rollout-lua/backups"), context: path_part(context) })
+        Ok(Backups {
+            root: state.join("kubectl-rollout-lua/backups"),
+            context: path_part(context),
+            server: server.into(),
+        })
     }
 
     /// The backups of `cluster` (its context's, `Cluster::backup_folder`) in this user's state
     /// folder (`Backups::new`).
     pub fn of_cluster(cluster: &Cluster) -> Result<Backups, Error> {
-        Backups::new(&cluster.backup_folder, files::xdg_dir("XDG_STATE_HOME", ".local/state"))
+        Backups::new(&cluster.backup_folder, &cluster.server, files::xdg_dir("XDG_STATE_HOME", ".local/state"))
     }
 
     /// Saves the object as read; the path is reported so `restore --from-backup` can use it.
@@ -124,7 +146,7 @@ impl Backups {
         let dir = self.folder(field("namespace"), object["kind"].as_str().unwrap_or("Object"), field("name"));
         self.make_folder(&dir)
             .map_err(|e| Error::Input(format!("creating the backup folder {}: {e}", dir.display())))?;
-        let text = backup_text(object);
+        let text = backup_text(object, &self.server);
         // A file per save, never one written over: an object saved twice in one run (its state
         // before the run, then an edit this run overwrote) may be saved twice in a millisecond;
         // the next millisecond's name is then tried (a few times: the clock moves on).
@@ -156,7 +178,8 @@ impl Backups {
     /// The oldest backup of `key` here (their names are times, which sort) that holds the object
     /// with `uid`, if there is one: the object before the first write a run of this tool made to
     /// it. A backup of an object of that name deleted since (another uid: `restore
-    /// --from-backup` refuses it), or one whose uid cannot be read, is passed over.
+    /// --from-backup` refuses it), one whose uid cannot be read, and one read from another API
+    /// server (a context of the same name) are passed over.
     pub fn oldest_of(&self, key: &ObjectKey, uid: Option<&str>) -> Option<PathBuf> {
         let folder = self.folder_of(key);
         let entries = std::fs::read_dir(&folder).ok()?;
@@ -165,10 +188,7 @@ impl Backups {
             .filter(|name| name.ends_with(".yaml") && !name.starts_with('.'))
             .collect();
         names.sort();
-        names
-            .into_iter()
-            .map(|name| folder.join(name))
-            .find(|path| uid.is_none_or(|uid| backup_uid(path).as_deref() == Some(uid)))
+        names.into_iter().map(|name| folder.join(name)).find(|path| backup_of(path, uid, &self.server))
     }
 
     /// Makes `dir` and the folders above it that are missing, for their owner only; the backups'
@@ -1987,21 +2007,21 @@ mod tests {
     fn backups_need_a_state_folder_and_go_under_it_by_context() {
         // Which values of XDG_STATE_HOME and HOME give none: tests/writes.rs
         // `without_a_home_for_backups_a_run_that_writes_refuses_before_its_first_write`.
-        let Err(Error::Input(refusal)) = Backups::new("kind-dev", None) else { panic!("refused") };
+        let Err(Error::Input(refusal)) = Backups::new("kind-dev", "https://k:6443/", None) else { panic!("refused") };
         assert_eq!(
             refusal,
             "nothing was written: there is no folder for backups: neither XDG_STATE_HOME nor HOME is set (to an absolute path); set one (backups go to $XDG_STATE_HOME/kubectl-rollout-lua/backups, by default ~/.local/state/kubectl-rollout-lua/backups)"
         );
-        let backups = Backups::new("arn:aws:eks:eu/demo", Some("/state".into())).unwrap();
+        let backups = Backups::new("arn:aws:eks:eu/demo", "https://k:6443/", Some("/state".into())).unwrap();
         assert_eq!(
             (backups.root.as_path(), backups.context.as_str()),
             (Path::new("/state/kubectl-rollout-lua/backups"), "arn:aws:eks:eu_demo")
         );
-        assert_eq!(Backups::new("", Some("/state".into())).unwrap().context, "default");
+        assert_eq!(Backups::new("", "https://k:6443/", Some("/state".into())).unwrap().context, "default");
         // A context called `..` or `.` stays a folder of its own (a security audit's L2).
-        assert_eq!(Backups::new("..", Some("/state".into())).unwrap().context, "%2E%2E");
-        assert_eq!(Backups::new(".", Some("/state".into())).unwrap().context, "%2E");
-        let backups = Backups::new("..", Some("/state".into())).unwrap();
+        assert_eq!(Backups::new("..", "https://k:6443/", Some("/state".into())).unwrap().context, "%2E%2E");
+        assert_eq!(Backups::new(".", "https://k:6443/", Some("/state".into())).unwrap().context, "%2E");
+        let backups = Backups::new("..", "https://k:6443/", Some("/state".into())).unwrap();
         assert_eq!(
             backups.folder("..", "Kind", "."),
             Path::new("/state/kubectl-rollout-lua/backups/%2E%2E/%2E%2E/Kind/%2E")
@@ -2103,7 +2123,7 @@ mod tests {
     #[test]
     fn the_oldest_backup_of_an_object_is_the_first_one_saved() {
         let state = std::env::temp_dir().join(format!("rollout-lua-oldest-{}", std::process::id()));
-        let backups = Backups::new("ctx/1", Some(state.clone())).unwrap();
+        let backups = Backups::new("ctx/1", "https://one:6443/", Some(state.clone())).unwrap();
         let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
         assert_eq!(backups.oldest_of(&key, None), None, "no backup yet");
         let object =
@@ -2118,10 +2138,16 @@ mod tests {
         assert_eq!(backups.oldest_of(&key, None), Some(first.clone()));
         assert_eq!(backups.oldest_of(&key, Some("u1")), Some(first));
         // The object made again since (another uid): its own oldest backup, not its namesake's.
-        assert_eq!(backups.oldest_of(&key, Some("u2")), Some(second));
+        assert_eq!(backups.oldest_of(&key, Some("u2")), Some(second.clone()));
         assert_eq!(backups.oldest_of(&key, Some("u3")), None);
         let other = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web");
         assert_eq!(backups.oldest_of(&other, None), None);
+        // Another cluster's context of the same name: its backups are not this one's.
+        let elsewhere = Backups { server: "https://two:6443/".into(), ..backups.clone() };
+        assert_eq!(elsewhere.oldest_of(&key, None), None);
+        let theirs = elsewhere.save(&object("u2")).unwrap();
+        assert_eq!(elsewhere.oldest_of(&key, Some("u2")), Some(theirs));
+        assert_eq!(backups.oldest_of(&key, Some("u2")), Some(second.clone()));
         std::fs::remove_dir_all(state).unwrap();
     }
 
@@ -2161,9 +2187,11 @@ mod tests {
     #[test]
     fn a_backup_ends_with_the_sum_of_what_precedes_it_and_any_cut_is_seen() {
         let object = json!({"apiVersion": "v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"a": [1, 2]}});
-        let text = backup_text(&object);
-        let yaml = crate::yaml::to_string(&object);
+        let text = backup_text(&object, "https://k:6443/");
+        let yaml = format!("# server: https://k:6443/\n{}", crate::yaml::to_string(&object));
         assert_eq!(text, format!("{yaml}# end of backup: sha256 {}\n", crate::scripts::sha256_hex(&yaml)));
+        assert_eq!(backup_server(&text), Some("https://k:6443/"));
+        assert_eq!(backup_server(&crate::yaml::to_string(&object)), None, "an older version's");
         assert_eq!(backup_flaw(&text), None);
         // Cut anywhere (a full disk, a crash): never taken for a whole backup.
         for cut in 0..text.len() {

@@ -1298,7 +1298,7 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
     let test = Test::new().kubeconfig(&server);
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     let backup = |name: &str, object: &serde_json::Value| {
-        std::fs::write(test.path(name), rollout_lua::for_tests::backup_text(object)).unwrap();
+        std::fs::write(test.path(name), backup_text(&server, &object)).unwrap();
         test.run_args(["restore", "--from-backup", name, "--yes"])
     };
     let with_metadata = |metadata: serde_json::Value| {
@@ -1315,7 +1315,7 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
         .stderr_has("error: other.yaml holds an object of namespace other, not shop: run with -n other");
     // An object that no longer exists is made again (tests/ingress.rs has it written).
     let gone = with_metadata(json!({"name": "gone", "namespace": NAMESPACE}));
-    std::fs::write(test.path("gone.yaml"), rollout_lua::for_tests::backup_text(&gone)).unwrap();
+    std::fs::write(test.path("gone.yaml"), backup_text(&server, &gone)).unwrap();
     test.run_args(["restore", "--from-backup", "gone.yaml", "--dry-run=client"])
         .success()
         .stdout_has("VirtualService shop/gone does not exist: it is created as the backup holds it")
@@ -1371,7 +1371,7 @@ fn restore_from_a_backup_refuses_one_cut_short_changed_or_of_another_object_unle
     specless.as_object_mut().unwrap().remove("spec");
     refused(
         "specless.yaml",
-        &rollout_lua::for_tests::backup_text(&specless),
+        &backup_text(&server, &specless),
         "holds no spec, and VirtualService shop/demo has one: putting it back would remove the spec",
     );
     let mut made_again = saved.clone();
@@ -1379,11 +1379,22 @@ fn restore_from_a_backup_refuses_one_cut_short_changed_or_of_another_object_unle
     let uid = routed["metadata"]["uid"].as_str().unwrap();
     refused(
         "made-again.yaml",
-        &rollout_lua::for_tests::backup_text(&made_again),
+        &backup_text(&server, &made_again),
         &format!(
             "holds VirtualService shop/demo with uid 00000000-0000-0000-0000-000000000000, and the live one's is {uid}: the object was deleted and made again since the backup was written"
         ),
     );
+    // A backups trial: two clusters whose contexts have one name share a backups folder, and
+    // one's backup made its object in the other. A backup names the API server it was read from.
+    refused(
+        "elsewhere.yaml",
+        &rollout_lua::for_tests::backup_text(&saved, "https://10.0.0.9:6443/"),
+        &format!(
+            "was read from the API server at https://10.0.0.9:6443/, and this run reaches {}/: it may be another cluster's object (contexts of one name, such as kind-kind or kubernetes-admin@kubernetes, often are other clusters')",
+            server.url()
+        ),
+    );
+    assert!(whole.starts_with(&format!("# server: {}/\n", server.url())), "{whole}");
     assert_eq!(writes(&server), Vec::<String>::new());
     assert_eq!(vs(&server), routed);
     // --force puts one back all the same, saying why it would not.
@@ -1416,7 +1427,7 @@ fn the_approval_is_not_backed_up_and_restore_puts_back_only_gateway_objects() {
     for (file, object, named) in
         [("rollout.yaml", old_rollout, "Rollout shop/demo"), ("deployment.yaml", deployment(1), "Deployment shop/demo")]
     {
-        std::fs::write(test.path(file), rollout_lua::for_tests::backup_text(&object)).unwrap();
+        std::fs::write(test.path(file), backup_text(&server, &object)).unwrap();
         test.run_args(["restore", "--from-backup", file, "--yes"]).status(3).stderr_has(&format!(
             "error: nothing was written: {file} holds {named}, which is not a gateway object this tool writes (a custom ref with a Lua script, an Ingress or an HTTPRoute): restore --from-backup puts back only those"
         ));
@@ -1466,8 +1477,7 @@ fn restore_in_a_namespace_without_rollouts_claims_none_and_reports_no_failure() 
     routed["metadata"]["annotations"] = json!({"rollouts.kruise.io/original-spec-configuration": STORED});
     routed["spec"]["http"][0]["route"][0]["weight"] = json!(100);
     let server = FakeApiServer::builder().kruise_and_istio().resource(fake_apiserver::leases()).object(routed).start();
-    let test =
-        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::for_tests::backup_text(&virtual_service()));
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &backup_text(&server, &virtual_service()));
     let restored = test
         .run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
         .success()
@@ -3258,8 +3268,7 @@ fn restore_a_ref_leaves_out_a_broken_rollout_that_does_not_route_it_and_still_cl
 #[test]
 fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
     let server = shop(2, "StepPaused").object(rollout_with_an_unserved_ref("odd", "demo")).start();
-    let test =
-        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::for_tests::backup_text(&virtual_service()));
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &backup_text(&server, &virtual_service()));
     // Rollout odd, in a release, routes the VirtualService too: written all the same.
     test.run_args(["approve", "demo", "--traffic-only", "--yes", "--force"]).success();
     server.clear_log();
@@ -3281,8 +3290,7 @@ fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
 #[test]
 fn restore_a_ref_refuses_when_the_rollouts_cannot_be_read() {
     let server = shop(2, "StepPaused").start();
-    let test =
-        Test::new().kubeconfig(&server).file("original.yaml", &rollout_lua::for_tests::backup_text(&virtual_service()));
+    let test = Test::new().kubeconfig(&server).file("original.yaml", &backup_text(&server, &virtual_service()));
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     server.clear_log();
     // A retry would wait longer than the retry budget: the list fails at once.

@@ -720,7 +720,7 @@ fn a_backup_puts_a_whole_number_beyond_2_53_back_exact() {
     // exact. Compared as float64s they looked alike, and the backup was not put back.
     let server = shop(2, "StepPaused").start();
     server.put_object(tagged_virtual_service(json!(9007199254740992.0)));
-    let backup = rollout_lua::for_tests::backup_text(&tagged_virtual_service(json!(9007199254740993_i64)));
+    let backup = backup_text(&server, &tagged_virtual_service(json!(9007199254740993_i64)));
     let test = Test::new().kubeconfig(&server).file("original.yaml", &backup);
     let out =
         test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).success().stdout_has("restored from");

@@ -1250,11 +1250,13 @@ fn restoration_text(restorations: &[Restoration]) -> Result<String, Error> {
     Ok(out)
 }
 
-/// A backup file: its name, the one object it holds, and why it is not whole, if it is not.
+/// A backup file: its name, the one object it holds, why it is not whole, if it is not, and the
+/// API server it was read from (`None`: an older version's, which does not say).
 struct Backup {
     source: String,
     object: Value,
     flaws: Vec<String>,
+    server: Option<String>,
 }
 
 /// Reads a backup file; one that is not whole as `write::backup_text` writes them (cut short,
@@ -1264,14 +1266,26 @@ fn read_backup(file: &std::path::Path, force: bool) -> Result<Backup, Error> {
     let source = file.display().to_string();
     let text = files::read_text(file, files::OBJECT)?;
     let flaws: Vec<String> = write::backup_flaw(&text).map(str::to_string).into_iter().collect();
+    let server = write::backup_server(&text).map(str::to_string);
     // Refused before any request; forced, warned of by `restore_backup`.
     if !force {
         refuse_flawed(&source, &flaws, false)?;
     }
     let mut documents = yaml::parse_documents(&text, &source).map_err(Error::Input)?;
     match documents.len() {
-        1 => Ok(Backup { object: documents.remove(0).value, source, flaws }),
+        1 => Ok(Backup { object: documents.remove(0).value, source, flaws, server }),
         _ => Err(Error::Input(format!("{source}: expected one object"))),
+    }
+}
+
+/// A backup read from another API server than `here` (a context of the same name may be another
+/// cluster's): putting it back would put that cluster's object in this one.
+fn another_server(saved: Option<&str>, here: &str) -> Vec<String> {
+    match saved {
+        Some(saved) if saved != here => vec![format!(
+            "was read from the API server at {saved}, and this run reaches {here}: it may be another cluster's object (contexts of one name, such as kind-kind or kubernetes-admin@kubernetes, often are other clusters')"
+        )],
+        _ => Vec::new(),
     }
 }
 
@@ -1351,7 +1365,7 @@ fn refuse_flawed(source: &str, flaws: &[String], force: bool) -> Result<(), Erro
 async fn restore_backup(
     session: &Session,
     writer: &mut Writer<'_>,
-    Backup { source, object: backup, flaws }: &Backup,
+    Backup { source, object: backup, flaws, server }: &Backup,
     args: &RestoreArgs,
 ) -> Result<Outcome, Error> {
     let api_version = backup["apiVersion"].as_str().unwrap_or_default();
@@ -1382,6 +1396,7 @@ async fn restore_backup(
         )));
     }
     refuse_flawed(source, flaws, args.force)?;
+    refuse_flawed(source, &another_server(server.as_deref(), &session.cluster.server), args.force)?;
     let mut notes = Vec::new();
     let command = format!("restore --from-backup {source}");
     let rollouts = claim_routing(session, writer, std::slice::from_ref(&key), &command, args.force, &mut notes).await?;
@@ -1578,6 +1593,15 @@ fn not_releasing(routing: &Routing, key: &ObjectKey, written: &Value) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backup_of_another_api_server_is_a_misfit_and_an_older_versions_is_not_checked() {
+        let here = "https://10.0.0.1:6443/";
+        assert_eq!(another_server(Some(here), here), Vec::<String>::new());
+        assert_eq!(another_server(None, here), Vec::<String>::new());
+        let elsewhere = another_server(Some("https://10.0.0.2:6443/"), here);
+        assert!(elsewhere[0].starts_with("was read from the API server at https://10.0.0.2:6443/, and this run reaches https://10.0.0.1:6443/: it may be another cluster's object"), "{elsewhere:?}");
+    }
 
     #[test]
     fn a_gateway_kind_is_known_without_its_group_by_kind_plural_or_short_name() {

@@ -919,6 +919,11 @@ pub mod cluster {
             .run()
     }
 
+    /// A backup file's text of `object`, as read from `server`.
+    pub fn backup_text(server: &FakeHandle, object: &Value) -> String {
+        rollout_lua::for_tests::backup_text(object, &format!("{}/", server.url()))
+    }
+
     /// The requests that changed something, other than the claim on a Rollout (a Lease) and
     /// SelfSubjectAccessReviews.
     pub fn writes(server: &FakeHandle) -> Vec<String> {
