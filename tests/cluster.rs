@@ -1298,7 +1298,7 @@ fn restore_from_a_backup_refuses_what_it_cannot_put_back() {
     let test = Test::new().kubeconfig(&server);
     test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
     let backup = |name: &str, object: &serde_json::Value| {
-        std::fs::write(test.path(name), backup_text(&server, &object)).unwrap();
+        std::fs::write(test.path(name), backup_text(&server, object)).unwrap();
         test.run_args(["restore", "--from-backup", name, "--yes"])
     };
     let with_metadata = |metadata: serde_json::Value| {
