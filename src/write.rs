@@ -711,6 +711,15 @@ impl<'a> Writer<'a> {
     /// dropped its work). Nothing more is sent, not even a rollback or the claims' release.
     pub fn stop_at_once(&mut self, signal: Signal) -> Error {
         self.stopped = Some(signal);
+        // What the run wrote stays as written, with nothing approved: said so, with the way back.
+        let made: Vec<bool> = self.written.iter().map(|w| self.made(w.change.key())).collect();
+        for (entry, made) in self.written.iter_mut().zip(made).filter(|(w, _)| w.fate == Fate::Written) {
+            let why = format!(
+                "{} and NOT rolled back (the second signal stopped the run first)",
+                done_by(&entry.change, made)
+            );
+            entry.fate = Fate::NotRolledBack { why, unsure: false };
+        }
         self.stopped_error(signal, "")
     }
 
@@ -1640,7 +1649,8 @@ impl<'a> Writer<'a> {
             lines.push(format!("{way}{after}"));
         }
         let rollback_unsure = self.written.iter().any(|w| matches!(w.fate, Fate::NotRolledBack { unsure: true, .. }));
-        if in_flight.is_some() || !self.may_land.is_empty() || rollback_unsure {
+        let left_written = self.stopped.is_some() && !self.written.is_empty();
+        if in_flight.is_some() || !self.may_land.is_empty() || rollback_unsure || left_written {
             // `status` asks the same server: while it does not answer, neither does `status`.
             let until = if self.cluster.answering() { "" } else { "once the API server answers again, " };
             lines.push(format!("  {until}{UNSURE}"));
@@ -1652,10 +1662,11 @@ impl<'a> Writer<'a> {
     /// else what became of this run's writes of it.
     fn object_line(&self, key: &ObjectKey, in_flight: Option<&InFlight>) -> String {
         let out = in_flight.filter(|out| &out.key == key);
-        // Written (kept with an earlier step's approval, or not yet rolled back) before the
-        // request out.
-        let written =
-            self.written.iter().any(|w| w.change.key() == key && matches!(w.fate, Fate::Written | Fate::Kept(_)));
+        // Written (kept with an earlier step's approval, not yet rolled back, or left so by a
+        // second signal) before the request out.
+        let written = self.written.iter().any(|w| {
+            w.change.key() == key && matches!(w.fate, Fate::Written | Fate::Kept(_) | Fate::NotRolledBack { .. })
+        });
         // An undo out, or the object's first write: the request says all that is known of it.
         if let Some(out) = out.filter(|out| out.undoing || !written) {
             return self.may_be_line(out);

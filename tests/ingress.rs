@@ -1692,7 +1692,7 @@ mod cluster {
             (2, "may or may not have been made (its request was out) (it did not exist before this run)"),
             (
                 3,
-                "made; a later write of it may or may not be written (its request was out) (it did not exist before this run)",
+                "made and NOT rolled back (the second signal stopped the run first); a later write of it may or may not be written (its request was out) (it did not exist before this run)",
             ),
         ] {
             let server = serving("nginx", 1, "StepPaused").start();

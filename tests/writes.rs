@@ -1198,10 +1198,10 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
         .stderr_has("stopped at once by a second signal")
         // Its first write (the original stored) landed; the one out may or may not have.
         .stderr_has(
-            "VirtualService shop/demo: written; a later write of it may or may not be written (its request was out) (its state before this run: ",
+            "VirtualService shop/demo: written and NOT rolled back (the second signal stopped the run first); a later write of it may or may not be written (its request was out) (its state before this run: ",
         )
         // The way to find out where the objects stand is the last line, after the claim left.
-        .stderr_has("  nothing else was written\n  the claim on Rollout shop/demo is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo -n shop` releases it\n  `kubectl rollout-lua status` shows where each object now stands against its Rollout's steps\n");
+        .stderr_has("  nothing else was written\n  the claim on Rollout shop/demo is left to expire (120s after its last renewal), or `kubectl rollout-lua release-claim demo -n shop` releases it\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it, once the claim above is released\n  `kubectl rollout-lua status` shows where each object now stands against its Rollout's steps\n");
     assert!(out.stderr.ends_with("against its Rollout's steps\n"), "{}", out.stderr);
     pause.release();
 }
@@ -1214,9 +1214,15 @@ fn a_report_stopped_at_once_lists_the_objects_in_the_order_they_were_written() {
     let pause = server.pause(Requests::Writes, 4, Stage::BeforeStore);
     let out = approve_interrupted_twice(&Test::new().kubeconfig(&server), &pause).0.status(130);
     let at = |line: &str| out.stderr.find(line).unwrap_or_else(|| panic!("{line:?} in {}", out.stderr));
-    let written = at("\n  VirtualService shop/demo: written (its state before this run: ");
+    // A backups trial: written and left so, it was said `written` only, without the way back.
+    let written = at(
+        "\n  VirtualService shop/demo: written and NOT rolled back (the second signal stopped the run first) (its state before this run: ",
+    );
     let in_flight = at("\n  DestinationRule shop/demo: may or may not be written (its request was out)");
-    assert!(written < in_flight, "{}", out.stderr);
+    let way_back = at(
+        "\n  `kubectl rollout-lua restore --from-backup FILE` puts an object not rolled back as its backup FILE holds it, once the claim above is released\n",
+    );
+    assert!(written < in_flight && in_flight < way_back, "{}", out.stderr);
     pause.release();
 }
 
