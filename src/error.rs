@@ -122,6 +122,14 @@ impl ApiFailure {
         self.code == Some(403) && self.message.contains(" is forbidden: User \"") && self.message.contains("\" cannot ")
     }
 
+    /// Whether the API server said the object `name` is not there: a 404 in its words
+    /// (`virtualservices.networking.istio.io "demo" not found`). A 404 for a resource it does not
+    /// serve at that path (`the server could not find the requested resource`: a version no
+    /// longer served) says nothing of the object.
+    pub fn object_not_found(&self, name: &str) -> bool {
+        self.code == Some(404) && self.message.ends_with(&format!("\"{name}\" not found"))
+    }
+
     /// Whether the request never reached a server: its connection was refused.
     pub fn not_sent(&self) -> bool {
         self.reason == CONNECTION_REFUSED
@@ -194,6 +202,18 @@ mod tests {
 
     fn failure(code: Option<u16>) -> ApiFailure {
         ApiFailure { code, reason: "X".into(), message: "m".into() }
+    }
+
+    #[test]
+    fn only_a_404_naming_the_object_says_it_is_not_there() {
+        let not_found =
+            |message: &str| ApiFailure { code: Some(404), reason: "NotFound".into(), message: message.into() };
+        assert!(not_found("virtualservices.networking.istio.io \"demo\" not found").object_not_found("demo"));
+        assert!(!not_found("virtualservices.networking.istio.io \"demo\" not found").object_not_found("dem"));
+        // A version no longer served: the path, not the object.
+        assert!(!not_found("the server could not find the requested resource").object_not_found("demo"));
+        let gone = ApiFailure { code: Some(410), ..not_found("x \"demo\" not found") };
+        assert!(!gone.object_not_found("demo"));
     }
 
     #[test]

@@ -854,14 +854,14 @@ impl<'a> Writer<'a> {
                 // Deleted meanwhile (the controller's finalise, say): what this delete meant to
                 // do is done, and nothing of this run's was written.
                 Err(Error::Api { failure, .. })
-                    if failure.code == Some(404) && matches!(change, Change::Delete { .. }) =>
+                    if failure.object_not_found(&key.name) && matches!(change, Change::Delete { .. }) =>
                 {
                     self.already_gone.push(key);
                     return Ok(None);
                 }
                 // Deleted meanwhile, under this update or patch: as a conflict would find it.
                 Err(Error::Api { failure, .. })
-                    if failure.code == Some(404)
+                    if failure.object_not_found(&key.name)
                         && matches!(change, Change::Replace { .. } | Change::MergePatch { .. }) =>
                 {
                     self.theirs_since(&key, "deleted by someone else");
@@ -1465,7 +1465,7 @@ impl<'a> Writer<'a> {
                     Err(Error::Api { failure, .. }) if failure.is_conflict() || failure.outcome_unknown() => failure,
                     // Someone deleted it: as it was before this run when this run made it (its
                     // older writes meet the same); else its backup would only make it again.
-                    Err(Error::Api { failure, .. }) if failure.code == Some(404) => match self.made(&key) {
+                    Err(Error::Api { failure, .. }) if failure.object_not_found(&key.name) => match self.made(&key) {
                         true => break Fate::RolledBack,
                         false => break Fate::Kept(format!("{SOMEONE_DELETED_IT} ({failure})")),
                     },

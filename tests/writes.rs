@@ -1207,6 +1207,22 @@ fn a_second_sigint_stops_at_once_naming_what_may_be_half_written() {
 }
 
 #[test]
+fn a_404_for_the_path_not_the_object_is_not_taken_for_a_deletion() {
+    // A discovery trial: a version no longer served answers a write 404 (`the server could not
+    // find the requested resource`), which was reported as the object deleted by someone else.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    server.storm(Requests::Matching(Rule::new(["update"]).resources(["destinationrules"])), Some(1), 404, None);
+    let out = test
+        .run_args(["approve", "demo", "--yes"])
+        .status(1)
+        .stderr_has("the server could not find the requested resource (404 NotFound)")
+        .stderr_has("  VirtualService shop/demo: rolled back\n");
+    assert!(!out.stderr.contains("deleted by someone else"), "{}", out.stderr);
+    assert_eq!(vs(&server)["spec"], virtual_service()["spec"]);
+}
+
+#[test]
 fn a_report_stopped_at_once_lists_the_objects_in_the_order_they_were_written() {
     // The VirtualService is written (writes 2 and 3), then the DestinationRule's write (4) is
     // held and two SIGINTs stop the run: the object in flight comes after the one written.

@@ -157,6 +157,8 @@ impl ApiError {
         let (reason, message) = match code {
             // What a policy webhook's denial looks like (the API server's default code for it).
             403 => ("Forbidden", "admission webhook \"policy.example.com\" denied the request: injected denial"),
+            // What a path the API server does not serve answers (a version no longer served).
+            404 => ("NotFound", "the server could not find the requested resource"),
             409 => ("Conflict", "injected conflict"),
             429 => ("TooManyRequests", "Too many requests, please try again later."),
             500 => ("InternalError", "Internal error occurred: injected failure"),
