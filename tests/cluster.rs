@@ -1704,6 +1704,37 @@ fn v_6_says_each_request_with_its_answer_as_kubectls_does() {
 }
 
 #[test]
+fn the_api_servers_warnings_are_said_once_each_as_kubectl_says_them() {
+    // A discovery trial: a deprecated version's warning (and an admission webhook's) was never
+    // shown, where kubectl shows it.
+    let deprecated =
+        "networking.istio.io/v1beta1 VirtualService is deprecated; use networking.istio.io/v1 VirtualService";
+    let server = FakeApiServer::builder()
+        .resources([
+            fake_apiserver::rollouts("v1beta1"),
+            fake_apiserver::virtualservices("v1beta1").deprecated(deprecated),
+            fake_apiserver::destinationrules("v1beta1"),
+            fake_apiserver::configmaps(),
+            fake_apiserver::leases(),
+            fake_apiserver::services(),
+            fake_apiserver::deployments(),
+        ])
+        .object(rollout(2, "StepPaused"))
+        .object(virtual_service())
+        .object(destination_rule())
+        .object(service("demo"))
+        .object(service("demo-canary"))
+        .object(deployment(4))
+        .start();
+    let test = Test::new().kubeconfig(&server);
+    let warning = format!("Warning: {deprecated}\n");
+    for args in [&["plan", "demo"][..], &["approve", "demo", "--yes"]] {
+        let out = test.run_args(args).success().stderr_has(&warning);
+        assert_eq!(out.stderr.matches(&warning).count(), 1, "{}", out.stderr);
+    }
+}
+
+#[test]
 fn a_refused_connection_says_what_to_check_and_names_the_context() {
     // An operator trial (P2) read `ServiceError: client error (Connect): tcp connect error:
     // Connection refused (os error 111)`.

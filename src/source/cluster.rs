@@ -384,9 +384,17 @@ impl Cluster {
         let (clock, unanswered) = (ServerClock::default(), Arc::new(AtomicUsize::new(0)));
         let noting_the_date = {
             let (clock, unanswered) = (clock.clone(), unanswered.clone());
-            move |response| {
+            let said = Arc::new(Mutex::new(std::collections::HashSet::new()));
+            move |response: http::Response<_>| {
                 clock.saw(&response);
                 unanswered.store(0, Ordering::Relaxed);
+                // The API server's warnings (a deprecated version, an admission webhook's), each
+                // said once, as kubectl says them.
+                for warning in server_warnings(response.headers()) {
+                    if said.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(warning.clone()) {
+                        crate::stderr::line(&format!("Warning: {warning}"));
+                    }
+                }
                 response
             }
         };
@@ -1130,6 +1138,33 @@ fn backup_folder(context: &str, own: Option<&str>, server: &Uri) -> String {
     }
 }
 
+/// The texts of a reply's `Warning` headers as client-go reads them: code 299, any agent, a
+/// quoted text (`299 - "networking.istio.io/v1alpha3 VirtualService is deprecated"`), and
+/// nothing else (another code, or a header that does not parse, is passed over).
+fn server_warnings(headers: &http::HeaderMap) -> Vec<String> {
+    let quoted = |text: &str| -> Option<String> {
+        let mut chars = text.strip_prefix('"')?.chars();
+        let mut out = String::new();
+        loop {
+            match chars.next()? {
+                '"' => return Some(out),
+                '\\' => out.push(chars.next()?),
+                c => out.push(c),
+            }
+        }
+    };
+    headers
+        .get_all(http::header::WARNING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .filter_map(|value| {
+            let (code, rest) = value.split_once(' ')?;
+            let (_agent, text) = rest.split_once(' ')?;
+            (code == "299").then(|| quoted(text)).flatten()
+        })
+        .collect()
+}
+
 /// Why the client could not be made, in words: a client certificate or key that does not read
 /// (or a key that is missing, or not the certificate's) is named by its kubeconfig fields, and
 /// the bytes rustls quotes (`[67, 69, …]`) left out.
@@ -1297,6 +1332,27 @@ mod tests {
         assert_eq!(backup_folder("ctx", own, &uri("https://other.example:6443")), "ctx@other.example:6443");
         // A context with no server of its own (none, or no kubeconfig at all: `-s` alone).
         assert_eq!(backup_folder("", None, &uri("https://10.0.0.1:6443")), "@10.0.0.1:6443");
+    }
+
+    #[test]
+    fn server_warnings_are_read_as_client_go_reads_them() {
+        let mut headers = http::HeaderMap::new();
+        for value in [
+            r#"299 - "networking.istio.io/v1alpha3 VirtualService is deprecated; use networking.istio.io/v1""#,
+            r#"299 - "a \"quoted\" word" "Sat, 05 Dec 2026 10:00:00 GMT""#,
+            r#"199 - "another code""#,
+            "299 - unquoted",
+            r#"299 - "never closed"#,
+        ] {
+            headers.append(http::header::WARNING, value.parse().unwrap());
+        }
+        assert_eq!(
+            server_warnings(&headers),
+            [
+                "networking.istio.io/v1alpha3 VirtualService is deprecated; use networking.istio.io/v1",
+                r#"a "quoted" word"#
+            ]
+        );
     }
 
     #[test]

@@ -132,11 +132,13 @@ pub(crate) struct Reply {
     pub retry_after: Option<u64>,
     /// A watch, whose events follow `body` for as long as it lasts.
     pub watch: Option<Box<Watch>>,
+    /// The texts of the reply's `Warning` headers.
+    pub warnings: Vec<String>,
 }
 
 impl Reply {
     fn json(status: u16, body: &Value) -> Self {
-        Self { status, body: body.to_string().into_bytes(), retry_after: None, watch: None }
+        Self { status, body: body.to_string().into_bytes(), retry_after: None, watch: None, warnings: Vec::new() }
     }
 }
 
@@ -181,8 +183,14 @@ impl From<ApiError> for Reply {
 /// Serves one request against the store. Never blocks: faults and latency are the caller's.
 pub(crate) fn handle(config: &Config, store: &mut Store, req: &ApiRequest) -> Reply {
     let route = Route::parse(config, &req.path);
+    let warning = match &route {
+        Route::Resource(target) => target.def.deprecation_warning.clone(),
+        _ => None,
+    };
     let mut ctx = Context { config, store, req };
-    ctx.serve(route).unwrap_or_else(Reply::from)
+    let mut reply = ctx.serve(route).unwrap_or_else(Reply::from);
+    reply.warnings.extend(warning);
+    reply
 }
 
 /// What fault injection matches a request on.
@@ -458,7 +466,7 @@ impl Context<'_> {
                     "message": format!("too old resource version: {after} ({})", self.store.compacted()),
                     "reason": "Expired", "code": 410,
                 });
-                return Ok(Reply { status: 200, body: event_line("ERROR", &expired), retry_after: None, watch: None });
+                return Ok(Reply { body: event_line("ERROR", &expired), ..Reply::json(200, &Value::Null) });
             }
             let body = match version {
                 Some(_) => Vec::new(),
@@ -467,7 +475,7 @@ impl Context<'_> {
             let timeout =
                 self.req.param("timeoutSeconds").and_then(|t| t.parse().ok()).map(std::time::Duration::from_secs);
             let watch = Watch { def: t.def.clone(), namespace: t.namespace.clone(), labels, fields, after, timeout };
-            return Ok(Reply { status: 200, body, retry_after: None, watch: Some(Box::new(watch)) });
+            return Ok(Reply { body, watch: Some(Box::new(watch)), ..Reply::json(200, &Value::Null) });
         }
         let mut metadata = json!({ "resourceVersion": self.store.resource_version() });
         if let Some((namespace, name)) = self.req.param("continue").and_then(|c| c.split_once('/')) {

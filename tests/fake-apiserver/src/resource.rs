@@ -28,6 +28,9 @@ pub struct ApiResourceDef {
     pub unconditional_update: bool,
     /// Defaults the API server fills in on every write.
     pub defaults: Defaults,
+    /// A deprecated version's warning (a CRD version's `deprecationWarning`): every reply for
+    /// the resource carries it in a `Warning: 299 - "…"` header.
+    pub deprecation_warning: Option<String>,
 }
 
 /// The defaults the API server gives objects of a kind, as its defaulting functions or a CRD's
@@ -61,7 +64,14 @@ impl ApiResourceDef {
             tracks_generation: !group.is_empty(),
             unconditional_update: group.is_empty(),
             defaults: Defaults::None,
+            deprecation_warning: None,
         }
+    }
+
+    /// The resource with a deprecated version's warning (see `deprecation_warning`).
+    pub fn deprecated(mut self, warning: &str) -> Self {
+        self.deprecation_warning = Some(warning.into());
+        self
     }
 
     /// `group/version`, or just `version` for the core group.

@@ -273,7 +273,7 @@ async fn inject(
 /// `200 OK` with the first half of `reply`'s body (or of an empty Status): invalid JSON.
 fn garbled(reply: Option<&Reply>) -> Reply {
     let body = reply.map_or_else(|| br#"{"kind":"Status"}"#.to_vec(), |r| r.body.clone());
-    Reply { status: 200, body: body[..body.len() / 2].to_vec(), retry_after: None, watch: None }
+    Reply { status: 200, body: body[..body.len() / 2].to_vec(), retry_after: None, watch: None, warnings: Vec::new() }
 }
 
 /// Waits `latency`, to within a fraction of a millisecond: tokio's timer rounds up to its
@@ -323,6 +323,12 @@ fn json_response(reply: Reply, config: &Config) -> Response<Full<Bytes>> {
     }
     if let Some(seconds) = reply.retry_after {
         headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    for warning in &reply.warnings {
+        let quoted = format!("299 - \"{}\"", warning.replace('\\', "\\\\").replace('"', "\\\""));
+        if let Ok(value) = HeaderValue::from_str(&quoted) {
+            headers.append(header::WARNING, value);
+        }
     }
     response
 }
