@@ -2640,6 +2640,36 @@ fn stale_discovery_is_refreshed_on_a_404() {
     assert!(std::fs::read_to_string(&cached).unwrap().contains("\"virtualservices\""), "the cache is mended");
 }
 
+#[test]
+fn a_kind_the_cached_discovery_lacks_is_looked_for_in_a_fresh_one() {
+    // A discovery trial: a kind served since the cache was written (a CRD added to a group, or
+    // one that began to serve the version) was said not served for up to 10 minutes.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["plan", "demo"]).success();
+    let cached = std::fs::read_dir(test.path("home/.cache/kubectl-rollout-lua/discovery"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join("networking.istio.io/v1beta1.json"))
+        .find(|path| path.exists())
+        .expect("the Istio group's discovery is cached");
+    let mut listed: Value = serde_json::from_str(&std::fs::read_to_string(&cached).unwrap()).unwrap();
+    listed["resources"].as_array_mut().unwrap().retain(|r| r["kind"] != "VirtualService");
+    std::fs::write(&cached, listed.to_string()).unwrap();
+    server.clear_log();
+    test.run_args(["plan", "demo"]).success().stdout_has("VirtualService shop/demo");
+    let asked = server.requests().iter().filter(|r| r.path == "/apis/networking.istio.io/v1beta1").count();
+    assert_eq!(asked, 1, "discovered again once");
+    assert!(std::fs::read_to_string(&cached).unwrap().contains("\"VirtualService\""), "the cache is mended");
+    // A kind not served is looked for once a run, not at each ref.
+    server.clear_log();
+    let mut rollout = rollout(2, "StepPaused");
+    rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"][0]["kind"] = json!("Gateway");
+    server.put_object(rollout);
+    test.run_args(["plan", "demo"]).status(1).stderr_has("does not serve networking.istio.io/v1beta1 Gateway");
+    let asked = server.requests().iter().filter(|r| r.path == "/apis/networking.istio.io/v1beta1").count();
+    assert_eq!(asked, 1, "{:?}", server.requests().iter().map(|r| &r.path).collect::<Vec<_>>());
+}
+
 /// A Rollout at step 2 whose objects are routed (`--traffic-only`), with `edit` applied to the
 /// DestinationRule right before the restore's second write to the objects (the claim is the
 /// first write of all); returns the routed VirtualService.

@@ -108,6 +108,8 @@ pub struct Cluster {
     /// Discovery read (or being read) in this run, by `group/version`: the Rollouts that `status`
     /// reads at once wait for one request for their workloads' group, not one each.
     discovered: Arc<Mutex<HashMap<String, Discovered>>>,
+    /// The `group/version`s this run asked the API server about (not the disk cache).
+    asked: Arc<Mutex<std::collections::HashSet<String>>>,
     /// What the server answered to `GET /version` when that is not what a Kubernetes API server
     /// answers (`None`: it is one); asked once a run, only when discovery found nothing or a
     /// reply was not JSON (see `Cluster::check_api_server`).
@@ -454,6 +456,7 @@ impl Cluster {
             request_limit,
             discovery_dir,
             discovered: Default::default(),
+            asked: Default::default(),
             not_an_api_server: Default::default(),
             clock,
             unanswered,
@@ -505,6 +508,7 @@ impl Cluster {
         if !refresh && let Some(cached) = cache.as_ref().and_then(|path| read_fresh(path)) {
             return Ok(Some(cached.resources));
         }
+        self.asked.lock().expect("not poisoned").insert(api_version.to_string());
         // The core group is served under /api, the others under /apis.
         let listed = match group.is_empty() {
             true => self.client.list_core_api_resources(version).await,
@@ -607,6 +611,9 @@ impl Cluster {
     }
 
     /// The resource for `kind` at `group/version` (targeted discovery of that group/version only).
+    /// A kind the disk cache's list lacks is looked for in a fresh one: it may be served since
+    /// (a CRD added to a group, or one that began to serve that version), as kubectl's
+    /// discovery looks again for a kind it does not find.
     pub async fn resource(
         &self,
         group: &str,
@@ -614,7 +621,13 @@ impl Cluster {
         kind: &str,
         refresh: bool,
     ) -> Result<Option<Resource>, Error> {
-        Ok(self.resources(group, version, refresh).await?.and_then(|all| all.into_iter().find(|r| r.kind == kind)))
+        let find = |all: Option<Vec<Resource>>| all.and_then(|all| all.into_iter().find(|r| r.kind == kind));
+        let found = find(self.resources(group, version, refresh).await?);
+        let asked = self.asked.lock().expect("not poisoned").contains(&api_version(group, version));
+        match found {
+            None if !asked => Ok(find(self.resources(group, version, true).await?)),
+            found => Ok(found),
+        }
     }
 
     /// The resource's API in `namespace`; every namespace when it is `""`.
