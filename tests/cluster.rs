@@ -2662,12 +2662,28 @@ fn a_kind_the_cached_discovery_lacks_is_looked_for_in_a_fresh_one() {
     assert!(std::fs::read_to_string(&cached).unwrap().contains("\"VirtualService\""), "the cache is mended");
     // A kind not served is looked for once a run, not at each ref.
     server.clear_log();
-    let mut rollout = rollout(2, "StepPaused");
-    rollout["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"][0]["kind"] = json!("Gateway");
-    server.put_object(rollout);
-    test.run_args(["plan", "demo"]).status(1).stderr_has("does not serve networking.istio.io/v1beta1 Gateway");
+    let mut gateway = rollout(2, "StepPaused");
+    gateway["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"][0]["kind"] = json!("Gateway");
+    server.put_object(gateway);
+    test.run_args(["plan", "demo"]).status(1).stderr_has(
+        "does not serve networking.istio.io/v1beta1 Gateway (ref Gateway/demo): it serves networking.istio.io/v1beta1, but no Gateway there\n",
+    );
     let asked = server.requests().iter().filter(|r| r.path == "/apis/networking.istio.io/v1beta1").count();
     assert_eq!(asked, 1, "{:?}", server.requests().iter().map(|r| &r.path).collect::<Vec<_>>());
+    // The message says what the API server serves of the group: other versions, or none of it.
+    for (api_version, served) in [
+        (
+            "networking.istio.io/v1",
+            "it serves networking.istio.io at v1beta1, v1alpha3 only; give the ref one of those apiVersions",
+        ),
+        ("example.com/v1", "it serves no example.com at all (are its CRDs installed?)"),
+    ] {
+        let mut elsewhere = rollout(2, "StepPaused");
+        elsewhere["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"][0]["apiVersion"] =
+            json!(api_version);
+        server.put_object(elsewhere);
+        test.run_args(["plan", "demo"]).status(1).stderr_has(&format!("(ref VirtualService/demo): {served}\n"));
+    }
 }
 
 /// A Rollout at step 2 whose objects are routed (`--traffic-only`), with `edit` applied to the

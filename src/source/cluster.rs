@@ -555,16 +555,40 @@ impl Cluster {
         if group.is_empty() {
             return Ok(Some("v1".into()));
         }
+        Ok(self.api_group(group).await?.and_then(|api_group| {
+            api_group
+                .preferred_version
+                .map(|v| v.version)
+                .or_else(|| api_group.versions.first().map(|v| v.version.clone()))
+        }))
+    }
+
+    /// The versions the API server serves of `group` (`GET /apis/<group>`), the preferred
+    /// first; `None` when it serves none.
+    pub async fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>, Error> {
+        if group.is_empty() {
+            return Ok(Some(vec!["v1".into()]));
+        }
+        Ok(self.api_group(group).await?.map(|api_group| {
+            let preferred = api_group.preferred_version.map(|v| v.version);
+            let mut versions: Vec<String> = api_group.versions.into_iter().map(|v| v.version).collect();
+            versions.sort_by_key(|v| Some(v) != preferred.as_ref());
+            versions
+        }))
+    }
+
+    /// `GET /apis/<group>`; `None` when it is not served.
+    async fn api_group(
+        &self,
+        group: &str,
+    ) -> Result<Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup>, Error> {
         if !is_group(group) {
             return Err(not_an_api_version(group));
         }
         let request =
             http::Request::get(format!("/apis/{group}")).body(Vec::new()).map_err(|e| Error::Input(e.to_string()))?;
         match self.client.request::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup>(request).await {
-            Ok(api_group) => Ok(api_group
-                .preferred_version
-                .map(|v| v.version)
-                .or_else(|| api_group.versions.first().map(|v| v.version.clone()))),
+            Ok(api_group) => Ok(Some(api_group)),
             Err(kube::Error::Api(status)) if status.code == 404 => {
                 self.check_api_server().await?;
                 Ok(None)

@@ -610,10 +610,10 @@ async fn read_refs<'a>(
     try_join_all(group_versions.into_iter().map(|(group, version)| cluster.resources(group, version, false))).await?;
     let mut by_resource: Vec<(Resource, Vec<&ObjectRef>)> = Vec::new();
     for reference in refs {
-        let resource = cluster
-            .resource(reference.group(), reference.version(), &reference.kind, false)
-            .await?
-            .ok_or_else(|| not_served(reference))?;
+        let Some(resource) = cluster.resource(reference.group(), reference.version(), &reference.kind, false).await?
+        else {
+            return Err(not_served(cluster, reference).await);
+        };
         match by_resource.iter_mut().find(|(r, _)| *r == resource) {
             Some((_, members)) => members.push(reference),
             None => by_resource.push((resource, vec![reference])),
@@ -681,9 +681,21 @@ pub async fn http_route_version(cluster: &Cluster) -> Result<Option<&'static str
     Ok(None)
 }
 
-fn not_served(reference: &ObjectRef) -> Error {
+/// A ref whose kind the API server does not serve at its version, with what it serves of the
+/// group (one more request, on the way to this error): none of it (the CRDs not installed), or
+/// other versions (the ref's apiVersion to change).
+async fn not_served(cluster: &Cluster, reference: &ObjectRef) -> Error {
+    let (group, version) = (reference.group(), reference.version());
+    let served = match cluster.served_versions(group).await {
+        Ok(None) => format!(": it serves no {group} at all (are its CRDs installed?)"),
+        Ok(Some(versions)) if !versions.iter().any(|v| v == version) => {
+            format!(": it serves {group} at {} only; give the ref one of those apiVersions", versions.join(", "))
+        }
+        Ok(Some(_)) => format!(": it serves {}, but no {} there", reference.api_version, reference.kind),
+        Err(_) => String::new(),
+    };
     Error::Input(format!(
-        "the API server does not serve {} {} (ref {reference})",
+        "the API server does not serve {} {} (ref {reference}){served}",
         reference.api_version, reference.kind
     ))
 }
@@ -695,10 +707,9 @@ async fn read_after_rediscovery(
     reference: &ObjectRef,
     cached: &Resource,
 ) -> Result<(Resource, Option<Value>), Error> {
-    let fresh = cluster
-        .resource(reference.group(), reference.version(), &reference.kind, true)
-        .await?
-        .ok_or_else(|| not_served(reference))?;
+    let Some(fresh) = cluster.resource(reference.group(), reference.version(), &reference.kind, true).await? else {
+        return Err(not_served(cluster, reference).await);
+    };
     if fresh == *cached {
         return Ok((fresh, None));
     }
