@@ -92,16 +92,16 @@ pub fn backup_server(text: &str) -> Option<&str> {
     text.lines().next()?.strip_prefix(BACKUP_SERVER)
 }
 
-/// Whether the backup file at `path` holds the object with `uid` (any, when `None`), read from
-/// `server` (or an older version's, which does not say).
-fn backup_of(path: &std::path::Path, uid: Option<&str>, server: &str) -> bool {
-    let Ok(text) = files::read_text(path, files::OBJECT) else { return false };
+/// The object the backup file at `path` holds, if it is the object with `uid` (any, when
+/// `None`) read from `server` (or an older version's backup, which does not say).
+fn backup_of(path: &std::path::Path, uid: Option<&str>, server: &str) -> Option<Value> {
+    let text = files::read_text(path, files::OBJECT).ok()?;
     if backup_server(&text).is_some_and(|saved| saved != server) {
-        return false;
+        return None;
     }
-    let Ok(documents) = crate::yaml::parse_documents(&text, &path.display().to_string()) else { return false };
-    let saved = documents.first().and_then(|document| document.value["metadata"]["uid"].as_str());
-    uid.is_none_or(|uid| saved == Some(uid))
+    let object = crate::yaml::parse_documents(&text, &path.display().to_string()).ok()?.into_iter().next()?.value;
+    let saved = object["metadata"]["uid"].as_str();
+    uid.is_none_or(|uid| saved == Some(uid)).then_some(object)
 }
 
 /// A name as one folder of the backups: `/` is `_`, and `.` and `..` (a context may be called
@@ -181,14 +181,30 @@ impl Backups {
     /// --from-backup` refuses it), one whose uid cannot be read, and one read from another API
     /// server (a context of the same name) are passed over.
     pub fn oldest_of(&self, key: &ObjectKey, uid: Option<&str>) -> Option<PathBuf> {
+        self.files_of(key).into_iter().find(|path| backup_of(path, uid, &self.server).is_some())
+    }
+
+    /// The newest backup of `key` here that holds the object with `uid` without a stored
+    /// original (`data::ORIGINAL_SPEC_ANNOTATION`): its state before the latest release this
+    /// tool wrote it in, which an older one's would undo the edits made since.
+    pub fn before_latest_release(&self, key: &ObjectKey, uid: Option<&str>) -> Option<PathBuf> {
+        self.files_of(key).into_iter().rev().find(|path| {
+            backup_of(path, uid, &self.server).is_some_and(|object| {
+                object["metadata"]["annotations"][crate::data::ORIGINAL_SPEC_ANNOTATION].is_null()
+            })
+        })
+    }
+
+    /// The backup files of `key` here, oldest first (their names are times, which sort).
+    fn files_of(&self, key: &ObjectKey) -> Vec<PathBuf> {
         let folder = self.folder_of(key);
-        let entries = std::fs::read_dir(&folder).ok()?;
+        let Ok(entries) = std::fs::read_dir(&folder) else { return Vec::new() };
         let mut names: Vec<String> = entries
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .filter(|name| name.ends_with(".yaml") && !name.starts_with('.'))
             .collect();
         names.sort();
-        names.into_iter().map(|name| folder.join(name)).find(|path| backup_of(path, uid, &self.server))
+        names.into_iter().map(|name| folder.join(name)).collect()
     }
 
     /// Makes `dir` and the folders above it that are missing, for their owner only; the backups'
@@ -2147,12 +2163,24 @@ mod tests {
         // A save in progress (another run's temporary file) is not a backup.
         std::fs::write(first.with_file_name(".0.yaml.1.2.partial"), "").unwrap();
         assert_eq!(backups.oldest_of(&key, None), Some(first.clone()));
-        assert_eq!(backups.oldest_of(&key, Some("u1")), Some(first));
+        assert_eq!(backups.oldest_of(&key, Some("u1")), Some(first.clone()));
         // The object made again since (another uid): its own oldest backup, not its namesake's.
         assert_eq!(backups.oldest_of(&key, Some("u2")), Some(second.clone()));
         assert_eq!(backups.oldest_of(&key, Some("u3")), None);
         let other = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web");
         assert_eq!(backups.oldest_of(&other, None), None);
+        // The state before the latest release: the newest backup without a stored original.
+        let stored = |uid: &str| {
+            let mut routed = object(uid);
+            routed["metadata"]["annotations"] = json!({crate::data::ORIGINAL_SPEC_ANNOTATION: "{}"});
+            routed
+        };
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let before_release = backups.save(&object("u2")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        backups.save(&stored("u2")).unwrap();
+        assert_eq!(backups.before_latest_release(&key, Some("u2")), Some(before_release));
+        assert_eq!(backups.before_latest_release(&key, Some("u1")), Some(first.clone()));
         // Another cluster's context of the same name: its backups are not this one's.
         let elsewhere = Backups { server: "https://two:6443/".into(), ..backups.clone() };
         assert_eq!(elsewhere.oldest_of(&key, None), None);

@@ -960,6 +960,30 @@ fn status_and_restore_tell_canary_routing_without_a_stored_original_from_the_ori
 }
 
 #[test]
+fn the_backup_restore_names_for_canary_routing_without_a_stored_original_is_from_before_the_latest_release() {
+    // A backups trial: restore named the object's oldest backup, from an earlier release, and
+    // putting it back undid an edit made between the releases.
+    let server = shop(2, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    test.run_args(["restore", "demo", "--yes"]).success();
+    let mut edited = vs(&server);
+    edited["spec"]["http"][0]["timeout"] = json!("7s");
+    server.put_object(edited);
+    test.run_args(["approve", "demo", "--traffic-only", "--yes"]).success();
+    let mut unannotated = vs(&server);
+    unannotated["metadata"].as_object_mut().unwrap().remove("annotations");
+    server.put_object(unannotated);
+    let refused = test.run_args(["restore", "demo", "--yes"]).status(3).stderr_has(
+        "its latest backup here from before a release (it holds no stored original), saved before the first write this tool made to it in that release (check that it holds what you want: an older one would undo the edits made since)",
+    );
+    let backup = refused.stderr.split("`restore --from-backup ").nth(1).unwrap().split('`').next().unwrap().to_string();
+    test.run_args(["restore", "--from-backup", &backup, "--yes"]).success();
+    assert_eq!(vs(&server)["spec"]["http"][0]["timeout"], "7s", "the edit between the releases stands");
+    assert!(!vs(&server)["spec"]["http"].to_string().contains("demo-canary"), "{}", vs(&server));
+}
+
+#[test]
 fn approve_refuses_to_store_the_canary_subset_as_the_original_where_there_is_no_canary_service() {
     // A regression: with disableGenerateCanaryService (canary and stable Service one, the
     // canary a subset of it) the guard above never fired: a VirtualService without its

@@ -213,9 +213,7 @@ async fn restore_objects(
         refuse_others_routing(&session.cluster, &selected, &linked, &keys, args.force).await?;
     }
     let backups = write::Backups::of_cluster(&session.cluster).ok();
-    let left = left
-        .iter()
-        .map(|left| left.text(backups.as_ref().and_then(|b| b.oldest_of(&left.key, left.uid.as_deref())).as_deref()));
+    let left = left.iter().map(|left| left.text(backups.as_ref().and_then(|b| left.backup(b)).as_deref()));
     for warning in refuse_left(left.collect(), args.force)? {
         super::warn(&format!("warning: {warning}"));
     }
@@ -568,6 +566,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                         &live,
                         format!("{why}: restore does not delete it, as the controller's finalise would; approve or the controller may have changed its annotations"),
                         "put them back by hand (`kubectl annotate`)",
+                        false,
                     )),
                     false => notes.push(format!(
                         "{key}: not a canary Ingress; approve and the controller write no other Ingress, nothing to restore"
@@ -605,6 +604,7 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
                     &live,
                     format!("{key} has no stored original ({annotation}) and routes to {canary} already: restore has nothing to put back, and leaves that routing as it is"),
                     "put its routing before the release back by hand (`kubectl edit`)",
+                    true,
                 )),
                 _ => notes.push(format!("{key}: no {annotation} annotation, nothing to restore")),
             }
@@ -667,20 +667,36 @@ struct Left {
     why: String,
     /// How to put it back without a backup.
     by_hand: &'static str,
+    /// Whether the backup that puts it back is its state before the latest release (a custom
+    /// ref, whose backups before a release hold no stored original), else its oldest here.
+    released: bool,
 }
 
 impl Left {
-    fn new(key: ObjectKey, live: &Value, why: String, by_hand: &'static str) -> Left {
-        Left { key, uid: live["metadata"]["uid"].as_str().map(str::to_string), why, by_hand }
+    fn new(key: ObjectKey, live: &Value, why: String, by_hand: &'static str, released: bool) -> Left {
+        Left { key, uid: live["metadata"]["uid"].as_str().map(str::to_string), why, by_hand, released }
     }
 
-    /// Why it is left, and how to put it back: with `oldest`, its oldest backup here.
-    fn text(&self, oldest: Option<&std::path::Path>) -> String {
-        let back = match oldest {
-            Some(file) => format!(
-                "`restore --from-backup {}` puts back its oldest backup here, saved before a write this tool made to it (check that it holds what you want: an object this tool made has no backup from before it)",
-                file.display()
-            ),
+    /// The backup here that puts it back, if there is one.
+    fn backup(&self, backups: &write::Backups) -> Option<std::path::PathBuf> {
+        match self.released {
+            true => backups.before_latest_release(&self.key, self.uid.as_deref()),
+            false => backups.oldest_of(&self.key, self.uid.as_deref()),
+        }
+    }
+
+    /// Why it is left, and how to put it back: with `backup`, a backup of it here.
+    fn text(&self, backup: Option<&std::path::Path>) -> String {
+        let which = match self.released {
+            true => {
+                "its latest backup here from before a release (it holds no stored original), saved before the first write this tool made to it in that release (check that it holds what you want: an older one would undo the edits made since)"
+            }
+            false => {
+                "its oldest backup here, saved before a write this tool made to it (check that it holds what you want: an object this tool made has no backup from before it)"
+            }
+        };
+        let back = match backup {
+            Some(file) => format!("`restore --from-backup {}` puts back {which}", file.display()),
             None => format!("there is no backup of it here: {}", self.by_hand),
         };
         format!("{}: {back}", self.why)
@@ -1289,6 +1305,19 @@ fn another_server(saved: Option<&str>, here: &str) -> Vec<String> {
     }
 }
 
+/// A backup whose stored original is not the live object's, both stored: it is of another
+/// release, and the one it puts back is what the end of this release then restores.
+fn another_release(backup: &Value, live: &Value, key: &ObjectKey) -> Option<String> {
+    let stored = |object: &Value| data::stored_original(object).map(str::to_string);
+    match (stored(backup), stored(live)) {
+        (Some(saved), Some(now)) if saved != now => Some(format!(
+            "holds another stored original than {key}'s ({}): it is of another release, and the end of this one (or `restore`) would then put back that release's original, undoing what changed since",
+            data::ORIGINAL_SPEC_ANNOTATION
+        )),
+        _ => None,
+    }
+}
+
 /// What makes a backup unfit to put back over `live`, the object it names as it is now.
 fn misfits(backup: &Value, live: &Value, key: &ObjectKey) -> Vec<String> {
     let mut misfits = Vec::new();
@@ -1417,6 +1446,9 @@ async fn restore_backup(
                 return Ok(Outcome::Done);
             }
             refuse_flawed(source, &misfits(backup, &live, &key), args.force)?;
+            if let Some(warning) = another_release(backup, &live, &key) {
+                super::warn(&format!("warning: {source} {warning}"));
+            }
             Change::Replace { key: key.clone(), before: Arc::new(live), after: Arc::new(restored) }
         }
     };
@@ -1593,6 +1625,17 @@ fn not_releasing(routing: &Routing, key: &ObjectKey, written: &Value) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backup_of_another_release_is_warned_of_by_its_stored_original() {
+        let key = ObjectKey::new("networking.istio.io", "VirtualService", "shop", "demo");
+        let with = |original: &str| json!({"metadata": {"annotations": {data::ORIGINAL_SPEC_ANNOTATION: original}}});
+        let warning = another_release(&with("{\"spec\":1}"), &with("{\"spec\":2}"), &key).expect("warned");
+        assert!(warning.starts_with("holds another stored original than VirtualService shop/demo's"), "{warning}");
+        assert_eq!(another_release(&with("{}"), &with("{}"), &key), None, "the same release");
+        assert_eq!(another_release(&json!({}), &with("{}"), &key), None, "from before the release");
+        assert_eq!(another_release(&with("{}"), &json!({}), &key), None, "the release over");
+    }
 
     #[test]
     fn a_backup_of_another_api_server_is_a_misfit_and_an_older_versions_is_not_checked() {
@@ -1812,7 +1855,7 @@ mod tests {
         let key = ObjectKey::new("networking.k8s.io", "Ingress", "shop", "web-canary");
         let live = json!({"metadata": {"uid": "u1"}});
         let why = "Ingress shop/web-canary is not Rollout shop/demo's canary Ingress (it has no controller owner): restore does not delete it";
-        let left = Left::new(key, &live, why.into(), "put them back by hand (`kubectl annotate`)");
+        let left = Left::new(key, &live, why.into(), "put them back by hand (`kubectl annotate`)", false);
         assert_eq!(left.uid.as_deref(), Some("u1"), "its own backups, not a namesake's");
         assert_eq!(
             left.text(Some(std::path::Path::new("/b/web-canary/1.yaml"))),
