@@ -78,6 +78,9 @@ pub fn backup_flaw(text: &str) -> Option<&'static str> {
     let last_line_at = text.strip_suffix('\n').and_then(|text| text.rfind('\n')).map_or(0, |at| at + 1);
     let (above, last_line) = text.split_at(last_line_at);
     match last_line.strip_prefix(BACKUP_END).and_then(|sum| sum.strip_suffix('\n')) {
+        None if last_line.starts_with("# end of backup:") => Some(
+            "has an end line this version does not read (it reads `# end of backup: sha256 …`): it was written by another version, or changed since",
+        ),
         None => Some("has no end line (`# end of backup: sha256 …`): it was written by an older version, or cut short"),
         Some(sum) if sum != crate::scripts::sha256_hex(above) => Some(
             "does not match its end line (`# end of backup: sha256 …`): it was changed since it was written, or cut short",
@@ -159,6 +162,12 @@ impl Backups {
                 Ok(()) => return Ok(path),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries > 0 => {
                     std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(Error::Input(format!(
+                        "writing the backup {}: backups of each of the last few milliseconds' names exist already (this host's clock went back?); backups are never written over: try again once the clock has passed them",
+                        path.display()
+                    )));
                 }
                 Err(e) => return Err(Error::Input(format!("writing the backup {}: {e}", path.display()))),
             }
@@ -2247,6 +2256,8 @@ mod tests {
                 "does not match its end line (`# end of backup: sha256 …`): it was changed since it was written, or cut short"
             )
         );
+        let other_sum = text.replace("# end of backup: sha256 ", "# end of backup: sha512 ");
+        assert!(backup_flaw(&other_sum).unwrap().starts_with("has an end line this version does not read"));
         // An end line with nothing above it is a whole backup of nothing, which the YAML read refuses.
         assert_eq!(backup_flaw(&format!("{BACKUP_END}{}\n", crate::scripts::sha256_hex(""))), None);
     }
