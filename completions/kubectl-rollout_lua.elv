@@ -138,7 +138,7 @@ set edit:completion:arg-completer[kubectl-rollout_lua] = {|@words|
         &'kubectl-rollout_lua;restore'= {
             cand -l 'Select Rollouts by label (e.g. app=shop)'
             cand --selector 'Select Rollouts by label (e.g. app=shop)'
-            cand --ref 'Restore this gateway object instead of a Rollout''s: KIND.GROUP/NAME, or KIND/NAME for VirtualService (vs), DestinationRule (dr) and Ingress (ing) (repeatable; one that is not there fails the run, exit 1, after the others); a custom ref or a canary Ingress, not an HTTPRoute (restore its Rollout)'
+            cand --ref 'Restore this gateway object instead of a Rollout''s: KIND.GROUP/NAME (KIND.VERSION.GROUP/NAME names the version), or KIND/NAME for VirtualService (vs), DestinationRule (dr) and Ingress (ing) (repeatable; one that is not there fails the run, exit 1, after the others); a custom ref or a canary Ingress, not an HTTPRoute (restore its Rollout)'
             cand --from-backup 'Put back an object saved by an earlier write (a file under the backups folder); one that no longer exists is made again'
             cand --dry-run 'client: show what would be written; server: send every write with dryRun=All'
             cand --script 'Use FILE for refs of this kind, before any other script: KIND.GROUP=FILE, or ingress.CLASSTYPE=FILE for an Ingress class (repeatable)'

@@ -2346,10 +2346,29 @@ fn what_the_cluster_does_not_serve_or_hold_is_named() {
     let server = shop(2, "StepPaused").start();
     run(&server, &["restore", "--ref", "Gadget.networking.istio.io/demo", "--yes"])
         .status(1)
-        .stderr_has("error: --ref Gadget.networking.istio.io/demo: the API server serves no Gadget in networking.istio.io/v1beta1; --ref names a gateway object: a custom ref with a Lua script (KIND.GROUP/NAME), an Ingress (Ingress.networking.k8s.io/NAME) or an HTTPRoute (HTTPRoute.gateway.networking.k8s.io/NAME)\n");
+        .stderr_has("error: --ref Gadget.networking.istio.io/demo: the API server serves no Gadget in networking.istio.io/v1beta1, networking.istio.io/v1alpha3; --ref names a gateway object: a custom ref with a Lua script (KIND.GROUP/NAME), an Ingress (Ingress.networking.k8s.io/NAME) or an HTTPRoute (HTTPRoute.gateway.networking.k8s.io/NAME)\n");
     run(&server, &["restore", "--ref", "virtualservices.networking.istio.io/demo", "--yes"])
         .success()
         .stderr_has("VirtualService shop/demo: no rollouts.kruise.io/original-spec-configuration annotation");
+    // A discovery trial: a kind served at another version than the group's preferred one was
+    // looked for at the preferred one only; kubectl's KIND.VERSION.GROUP was read as a group.
+    let istio_v1 = FakeApiServer::builder()
+        .resources([
+            fake_apiserver::rollouts("v1beta1"),
+            fake_apiserver::leases(),
+            fake_apiserver::virtualservices("v1"),
+            fake_apiserver::destinationrules("v1beta1"),
+        ])
+        .object(destination_rule())
+        .start();
+    for named in ["DestinationRule.networking.istio.io/demo", "DestinationRule.v1beta1.networking.istio.io/demo"] {
+        run(&istio_v1, &["restore", "--ref", named, "--yes"])
+            .success()
+            .stderr_has("DestinationRule shop/demo: no rollouts.kruise.io/original-spec-configuration annotation");
+    }
+    run(&istio_v1, &["restore", "--ref", "DestinationRule.v1.networking.istio.io/demo", "--yes"])
+        .status(1)
+        .stderr_has("the API server serves no DestinationRule in networking.istio.io/v1; ");
     // A selector that matches no Rollout; one that matches is planned.
     run(&server, &["plan", "-l", "app=other"])
         .status(1)

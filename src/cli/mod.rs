@@ -755,8 +755,9 @@ pub struct CompleteArgs {
 pub struct RestoreArgs {
     #[command(flatten)]
     pub selection: RolloutSelection,
-    /// Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME, or KIND/NAME for
-    /// VirtualService (vs), DestinationRule (dr) and Ingress (ing) (repeatable; one that is not
+    /// Restore this gateway object instead of a Rollout's: KIND.GROUP/NAME (KIND.VERSION.GROUP/NAME
+    /// names the version), or KIND/NAME for VirtualService (vs), DestinationRule (dr) and Ingress
+    /// (ing) (repeatable; one that is not
     /// there fails the run, exit 1, after the others); a custom ref or a canary Ingress, not an
     /// HTTPRoute (restore its Rollout)
     #[arg(long = "ref", value_name = "KIND[.GROUP]/NAME", conflicts_with_all = ["rollouts", "selector"])]

@@ -1190,8 +1190,11 @@ fn known_kind(name: &str) -> Option<(&'static str, &'static str)> {
     KNOWN.into_iter().find(|(_, _, names)| names.contains(&name.as_str())).map(|(kind, group, _)| (kind, group))
 }
 
-/// `KIND.GROUP/NAME`, or `KIND/NAME` for the gateway kinds kubectl knows without a group (see
-/// `known_kind`), to a served resource and a name.
+/// `KIND.GROUP/NAME` (`KIND.VERSION.GROUP/NAME` too, as kubectl takes it), or `KIND/NAME` for the
+/// gateway kinds kubectl knows without a group (see `known_kind`), to a served resource and a
+/// name. Without a version, the kind is looked for at the group's versions, the preferred first,
+/// as kubectl looks for it (a kind may be served at other versions than the preferred one: an
+/// Istio kind at v1beta1 only where the group prefers v1).
 async fn resolve_ref(cluster: &Cluster, argument: &str) -> Result<(Resource, String), Error> {
     let bad = || {
         Error::Input(format!(
@@ -1203,20 +1206,44 @@ async fn resolve_ref(cluster: &Cluster, argument: &str) -> Result<(Resource, Str
         Some((kind, group)) => (kind, group),
         None => known_kind(kind_group).ok_or_else(bad)?,
     };
+    let (given, group) = match group.split_once('.') {
+        Some((version, group)) if is_kube_version(version) => (Some(version), group),
+        _ => (None, group),
+    };
     // What --ref may name, for a kind the server does not serve (a Service as `Service.core`, a
     // TrafficRouting, served at a version other than its group's preferred one).
     let names = "--ref names a gateway object: a custom ref with a Lua script (KIND.GROUP/NAME), an Ingress (Ingress.networking.k8s.io/NAME) or an HTTPRoute (HTTPRoute.gateway.networking.k8s.io/NAME)";
-    let version = cluster.preferred_version(group).await?.ok_or_else(|| {
-        Error::Input(format!("--ref {argument}: the API server does not serve the group {group}; {names}"))
-    })?;
-    let resources = cluster.resources(group, &version, false).await?.unwrap_or_default();
-    let resource = resources
-        .into_iter()
-        .find(|r| r.kind.eq_ignore_ascii_case(kind) || r.plural.eq_ignore_ascii_case(kind))
-        .ok_or_else(|| {
-            Error::Input(format!("--ref {argument}: the API server serves no {kind} in {group}/{version}; {names}"))
-        })?;
-    Ok((resource, name.to_string()))
+    let versions = match given {
+        Some(version) => vec![version.to_string()],
+        None => cluster.served_versions(group).await?.ok_or_else(|| {
+            Error::Input(format!("--ref {argument}: the API server does not serve the group {group}; {names}"))
+        })?,
+    };
+    for version in &versions {
+        let resources = cluster.resources(group, version, false).await?.unwrap_or_default();
+        let found =
+            resources.into_iter().find(|r| r.kind.eq_ignore_ascii_case(kind) || r.plural.eq_ignore_ascii_case(kind));
+        if let Some(resource) = found {
+            return Ok((resource, name.to_string()));
+        }
+    }
+    let at = versions.iter().map(|version| format!("{group}/{version}")).collect::<Vec<_>>().join(", ");
+    Err(Error::Input(format!("--ref {argument}: the API server serves no {kind} in {at}; {names}")))
+}
+
+/// Whether `text` reads as a Kubernetes API version (`v1`, `v1beta1`, `v2alpha3`): in
+/// `KIND.VERSION.GROUP`, what comes between the kind and the group.
+fn is_kube_version(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('v') else { return false };
+    let major_end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let (major, rest) = rest.split_at(major_end);
+    let minor = rest.strip_prefix("alpha").or_else(|| rest.strip_prefix("beta"));
+    !major.is_empty()
+        && !major.starts_with('0')
+        && match minor {
+            None => rest.is_empty(),
+            Some(minor) => !minor.is_empty() && !minor.starts_with('0') && minor.bytes().all(|b| b.is_ascii_digit()),
+        }
 }
 
 /// Why `restore` (by `flag`) leaves an object alone.
@@ -1625,6 +1652,16 @@ fn not_releasing(routing: &Routing, key: &ObjectKey, written: &Value) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_version_between_kind_and_group_is_told_apart_as_kubectl_tells_it() {
+        for version in ["v1", "v1beta1", "v2alpha3", "v10"] {
+            assert!(is_kube_version(version), "{version}");
+        }
+        for other in ["networking", "v", "v0", "v1beta", "v1beta0", "v1gamma1", "k8s", "V1"] {
+            assert!(!is_kube_version(other), "{other}");
+        }
+    }
 
     #[test]
     fn a_backup_of_another_release_is_warned_of_by_its_stored_original() {

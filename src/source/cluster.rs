@@ -550,19 +550,6 @@ impl Cluster {
         Ok(Some(resources))
     }
 
-    /// The group's preferred version (`GET /apis/<group>`); `None` when it is not served.
-    pub async fn preferred_version(&self, group: &str) -> Result<Option<String>, Error> {
-        if group.is_empty() {
-            return Ok(Some("v1".into()));
-        }
-        Ok(self.api_group(group).await?.and_then(|api_group| {
-            api_group
-                .preferred_version
-                .map(|v| v.version)
-                .or_else(|| api_group.versions.first().map(|v| v.version.clone()))
-        }))
-    }
-
     /// The versions the API server serves of `group` (`GET /apis/<group>`), the preferred
     /// first; `None` when it serves none.
     pub async fn served_versions(&self, group: &str) -> Result<Option<Vec<String>>, Error> {
