@@ -427,6 +427,12 @@ async fn read_routing(
         (None, Some(need)) => configmap.read(cluster, &need).await?,
         (read, _) => read,
     };
+    if rollouts.resource.version != "v1beta1" {
+        warnings.push(format!(
+            "the API server serves Rollouts at {} only: its Kruise Rollout controller predates v1beta1 (v0.5), and this plugin models the controllers that serve v1beta1; what it plans is what those write, which may not be what this one does",
+            rollouts.resource.version
+        ));
+    }
     Ok(Live { snapshot, rollouts: rollouts.resource, resources, warnings, missing: Vec::new() })
 }
 
