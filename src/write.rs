@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 /// What a writing command says when the first signal arrives.
-pub const STOPPING: &str = "no new write of the plan starts; the one in flight is finished, what the run wrote is rolled back (or kept where approved), then the run stops";
+pub const STOPPING: &str = "no new write of the plan starts; the one in flight is finished, what the run wrote is rolled back (or kept where approved, or where that write was the run's last), then the run stops";
 
 /// How often a question asked after the confirmation looks whether the claims are due for
 /// renewal (`Claim::keep` sends a request only when one is).
@@ -1842,7 +1842,7 @@ impl<'a> Writer<'a> {
         // fail), or once they were all done, still ends it as interrupted.
         let finished_anyway = |signal| {
             let when = match signalled_at_work {
-                Some(_) => "during the last write, which was finished",
+                Some(_) => "during the last write, which was finished: the run's writes were all done, and are kept",
                 None => "once every write was done, while the run finished (releasing its claim)",
             };
             Error::Interrupted { signal, report: format!("it came {when}\n{}", self.report()) }

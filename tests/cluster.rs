@@ -3382,7 +3382,7 @@ fn restore_a_ref_leaves_out_a_broken_rollout_that_does_not_route_it_and_still_cl
     test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"])
         .status(3)
         .stdout_has("VirtualService shop/demo was edited after it was routed")
-        .stderr_has("Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); left out: it does not route VirtualService shop/demo");
+        .stderr_has("Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w): it serves no example.com at all (are its CRDs installed?); left out: it does not route VirtualService shop/demo");
     assert_eq!(writes(&server), Vec::<String>::new());
     assert_eq!(claimed(&server), ["rollout-lua.demo"], "demo routes it and is claimed");
     test.run_args(["restore", "--ref", "VirtualService/demo", "--yes", "--force"]).success();
@@ -3396,7 +3396,7 @@ fn restore_refuses_when_a_rollout_that_may_route_the_object_cannot_be_loaded() {
     // Rollout odd, in a release, routes the VirtualService too: written all the same.
     test.run_args(["approve", "demo", "--traffic-only", "--yes", "--force"]).success();
     server.clear_log();
-    let refusal = "error: nothing was written: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w); it may route VirtualService shop/demo, and the objects cannot be checked for edits against it: fix that (in the Rollout, or a permission its reads need), or pass --force";
+    let refusal = "error: nothing was written: Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w): it serves no example.com at all (are its CRDs installed?); it may route VirtualService shop/demo, and the objects cannot be checked for edits against it: fix that (in the Rollout, or a permission its reads need), or pass --force";
     test.run_args(["restore", "--ref", "VirtualService/demo", "--yes"]).status(3).stderr_has(refusal);
     test.run_args(["restore", "--from-backup", "original.yaml", "--yes"]).status(3).stderr_has(refusal);
     assert_eq!(writes(&server), Vec::<String>::new());

@@ -2227,7 +2227,7 @@ fn status_shows_the_rollouts_that_cannot_be_loaded_among_the_others_and_fails_at
     bad["spec"]["strategy"]["canary"]["stepz"] = steps;
     let server = shop(2, "StepPaused").object(odd).object(bad).start();
     let test = Test::new().kubeconfig(&server);
-    let odd_error = "Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w)";
+    let odd_error = "Rollout shop/odd: the API server does not serve example.com/v1 Widget (ref Widget/w): it serves no example.com at all (are its CRDs installed?)";
     let bad_error = "Rollout shop/bad: spec.strategy.canary.steps: must list at least one step (unknown field spec.strategy.canary.stepz: did you mean steps?)";
     for args in [&["status"][..], &["status", "-A"]] {
         let out = test
