@@ -107,6 +107,23 @@ fn backup_of(path: &std::path::Path, uid: Option<&str>, server: &str) -> Option<
     uid.is_none_or(|uid| saved == Some(uid)).then_some(object)
 }
 
+/// For a permission refused under the backups folder: the nearest folder above `path` that
+/// exists and whose owner (`ls -ld` tells) may not be you: one made by a run as root that kept
+/// your HOME (`sudo`), say.
+fn not_yours(path: &std::path::Path, error: &std::io::Error) -> String {
+    if error.kind() != std::io::ErrorKind::PermissionDenied {
+        return String::new();
+    }
+    match path.ancestors().find(|folder| folder.is_dir()) {
+        Some(folder) => format!(
+            " ({} is not writable by you; a run as root that kept your HOME (sudo) makes such folders: `sudo chown -R \"$(id -un)\" {}` gives them back)",
+            folder.display(),
+            folder.display()
+        ),
+        None => String::new(),
+    }
+}
+
 /// A name as one folder of the backups: `/` is `_`, and `.` and `..` (a context may be called
 /// so) are `%2E` and `%2E%2E`, which lead nowhere else.
 fn path_part(name: &str) -> String {
@@ -147,8 +164,9 @@ impl Backups {
     pub fn save(&self, object: &Value) -> Result<PathBuf, Error> {
         let field = |name: &str| object["metadata"][name].as_str().unwrap_or("_");
         let dir = self.folder(field("namespace"), object["kind"].as_str().unwrap_or("Object"), field("name"));
-        self.make_folder(&dir)
-            .map_err(|e| Error::Input(format!("creating the backup folder {}: {e}", dir.display())))?;
+        self.make_folder(&dir).map_err(|e| {
+            Error::Input(format!("creating the backup folder {}: {e}{}", dir.display(), not_yours(&dir, &e)))
+        })?;
         let text = backup_text(object, &self.server);
         // A file per save, never one written over: an object saved twice in one run (its state
         // before the run, then an edit this run overwrote) may be saved twice in a millisecond;
@@ -169,7 +187,13 @@ impl Backups {
                         path.display()
                     )));
                 }
-                Err(e) => return Err(Error::Input(format!("writing the backup {}: {e}", path.display()))),
+                Err(e) => {
+                    return Err(Error::Input(format!(
+                        "writing the backup {}: {e}{}",
+                        path.display(),
+                        not_yours(&dir, &e)
+                    )));
+                }
             }
         }
     }
@@ -2230,6 +2254,22 @@ mod tests {
         // Only the changes a missing permission was asked for are named.
         assert_eq!(needing_owner_permissions(&permissions, &[replica_sets]), ["creating Ingress shop/a-canary"]);
         assert_eq!(needing_owner_permissions(&permissions, &[]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_backup_folder_refused_to_you_is_named_with_how_to_take_it_back() {
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let root = std::env::temp_dir();
+        let below = root.join("rollout-lua-no-such-folder/backups/ctx");
+        assert_eq!(
+            not_yours(&below, &denied),
+            format!(
+                " ({} is not writable by you; a run as root that kept your HOME (sudo) makes such folders: `sudo chown -R \"$(id -un)\" {}` gives them back)",
+                root.display(),
+                root.display()
+            )
+        );
+        assert_eq!(not_yours(&below, &std::io::Error::from(std::io::ErrorKind::StorageFull)), "");
     }
 
     #[test]
