@@ -529,6 +529,10 @@ pub struct Writer<'a> {
     /// How many times the command read the objects again (`read_again`): the writes of earlier
     /// rounds are an earlier step's (`approve --until-step`).
     rounds: usize,
+    /// Whether the claims are renewed before the next request whenever they were last: a later
+    /// step's first write comes after a wait in which someone may have released one, or taken
+    /// it over (a renewal every 20s would find that after the step's writes).
+    confirm_claims: bool,
     /// Each object as this run last read or wrote it: the resourceVersion of its next write.
     seen: BTreeMap<ObjectKey, Value>,
     /// `--dry-run=server`: each object's verdict.
@@ -578,6 +582,7 @@ impl<'a> Writer<'a> {
             saving: None,
             written: Vec::new(),
             rounds: 0,
+            confirm_claims: false,
             seen: BTreeMap::new(),
             verdicts: BTreeMap::new(),
             made: BTreeSet::new(),
@@ -640,8 +645,12 @@ impl<'a> Writer<'a> {
 
     /// Renews the claims that need it (before each write, and while a long run waits).
     pub async fn keep_claims(&mut self) -> Result<(), Error> {
+        let confirm = std::mem::take(&mut self.confirm_claims);
         for claim in &mut self.claims {
-            claim.keep(self.cluster).await?;
+            match confirm {
+                true => claim.confirm(self.cluster).await?,
+                false => claim.keep(self.cluster).await?,
+            }
         }
         Ok(())
     }
@@ -1339,6 +1348,8 @@ impl<'a> Writer<'a> {
         self.seen.clear();
         self.already_gone.clear();
         self.rounds += 1;
+        // Not at the first read: the claims were just taken.
+        self.confirm_claims = self.rounds > 1;
     }
 
     /// `VirtualService shop/demo updated (backup FILE)` when this run wrote `key` (`done` says

@@ -544,7 +544,7 @@ fn a_claim_taken_over_before_its_release_is_said_to_be_theirs() {
     server.put_object(lease(&now_micro()));
     release.release();
     let out = child.finish().success().stderr_has(
-        "warning: could not release the claim on Rollout shop/demo (Lease shop/rollout-lua.demo was taken over by another run (this one's had expired): it is theirs now, and left alone)",
+        "warning: could not release the claim on Rollout shop/demo (Lease shop/rollout-lua.demo was taken over by another run (after this one expired, or was released): it is theirs now, and left alone)",
     );
     assert!(!out.stderr.contains("expires within"), "{}", out.stderr);
     assert_eq!(claims(&server)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "theirs is kept");
@@ -829,6 +829,26 @@ fn approved_step_1_until_step_2(test: &Test) -> crate::support::Running {
 fn paused_at_step_2(server: &FakeHandle) {
     let status = json!({"status": {"canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"}}});
     server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &status);
+}
+
+#[test]
+fn a_claim_taken_over_during_the_wait_stops_the_run_before_the_next_steps_first_write() {
+    // A multi-step trial: the claim was renewed every 20 s only, and a later step was written
+    // and approved under someone else's claim (theirs taken after a `release-claim`) until then.
+    let server = shop(1, "StepPaused").start();
+    let test = Test::new().kubeconfig(&server);
+    let child = approved_step_1_until_step_2(&test);
+    server.put_object(lease(&now_micro()));
+    let before = writes(&server);
+    paused_at_step_2(&server);
+    child
+        .finish()
+        .status(3)
+        .stderr_has("stopped: the claim ")
+        .stderr_has("rollout-lua.demo was taken over by someone else (after it expired, or was released)");
+    assert_eq!(writes(&server), before, "nothing of step 2 written");
+    assert_eq!(claims(&server)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "their claim is left alone");
+    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused");
 }
 
 #[test]

@@ -207,6 +207,16 @@ impl Claim {
         if self.renewed.elapsed() < RENEW_AFTER || self.retry_at.is_some_and(|at| Instant::now() < at) {
             return Ok(());
         }
+        self.renew(cluster).await
+    }
+
+    /// Renews the claim now, however lately it was: before a later step's first write, after a
+    /// wait in which someone may have released it (`release-claim`) or taken it over.
+    pub async fn confirm(&mut self, cluster: &Cluster) -> Result<(), Error> {
+        self.renew(cluster).await
+    }
+
+    async fn renew(&mut self, cluster: &Cluster) -> Result<(), Error> {
         // A second try only over a renewal of this run's own that landed unheard.
         let mut lost = Now::TakenOver;
         for _ in 0..2 {
@@ -297,7 +307,7 @@ impl Claim {
                     Now::Gone => return Ok(()),
                     Now::TakenOver => {
                         return Err(Error::Conflict(format!(
-                            "{} was taken over by another run (this one's had expired): it is theirs now, and left alone",
+                            "{} was taken over by another run (after this one expired, or was released): it is theirs now, and left alone",
                             self.key
                         )));
                     }
