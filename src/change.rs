@@ -250,6 +250,14 @@ fn approval_landed(before: &Value, fresh: &Value, field: &str, step: i64, applie
     }
 }
 
+/// A Rollout's phase and the reason of its `Progressing` condition: a release that begins to
+/// end (cancelled, disabled, deleted, completed) changes one of them, and its steps do not.
+fn release_state(rollout: &Value) -> (&Value, Option<&Value>) {
+    let conditions = rollout["status"]["conditions"].as_array().into_iter().flatten();
+    let progressing = conditions.clone().find(|c| c["type"] == "Progressing").map(|c| &c["reason"]);
+    (&rollout["status"]["phase"], progressing)
+}
+
 /// Whether `fresh` is in another release than `seen` in a sub-status a status patch writes.
 fn another_release(seen: &Value, fresh: &Value, patch: &Value) -> bool {
     patch["status"].as_object().into_iter().flatten().any(|(field, _)| another_release_in(seen, fresh, field))
@@ -343,6 +351,7 @@ impl Change {
                     Some(_) => {
                         seen["metadata"]["generation"] != fresh["metadata"]["generation"]
                             || another_release(seen, fresh, patch)
+                            || release_state(seen) != release_state(fresh)
                     }
                     None => !data::same_routing(seen, fresh),
                 };
@@ -755,6 +764,17 @@ mod tests {
             let mut pushed = rollout("7", 2, "StepPaused", "a");
             pushed["status"]["canaryStatus"][release] = json!("new");
             assert!(approval.someone_else_changed(&seen, &pushed), "a new release ({release})");
+        }
+        // A multi-step trial: a release that began to end meanwhile was approved again.
+        for (field, value) in [("phase", json!("Disabling")), ("phase", json!("Terminating"))] {
+            let mut ending = rollout("8", 2, "StepPaused", "a");
+            ending["status"][field] = value;
+            assert!(approval.someone_else_changed(&seen, &ending), "{ending}");
+        }
+        for reason in ["Cancelling", "Completed"] {
+            let mut ending = rollout("8", 2, "StepPaused", "a");
+            ending["status"]["conditions"] = json!([{"type": "Progressing", "status": "True", "reason": reason}]);
+            assert!(approval.someone_else_changed(&seen, &ending), "{reason}");
         }
         let mut other_sub_status = rollout("7", 2, "StepPaused", "a");
         other_sub_status["status"]["blueGreenStatus"] = json!({"updatedRevision": "new"});
