@@ -87,8 +87,8 @@ const APPROVE_ABOUT: &str = "Make the gateway objects match the current step, th
     --until-step and --to-end follow the Rollouts as status -w does: a request that fails on the way is tried \
     again until --timeout, and a Rollout that fails, is deleted or is deleted and made again, is edited, goes \
     back to an earlier step or begins a new release (a new version pushed) stops the sequence (exit 1). A gateway object someone edited after the confirmation (at no step's plan when a later \
-    pause comes) is not overwritten unasked: on a terminal the run asks, and backs their edit up; otherwise it \
-    stops before that step (exit 3, their edit kept).";
+    pause comes) is not overwritten unasked: on a terminal (without --yes) the run asks, and backs their edit up; \
+    otherwise it stops before that step (exit 3, their edit kept).";
 
 const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (spec, labels, annotations; the \
     original-spec annotation goes away), as the controller does when a release ends. An HTTPRoute a release \
