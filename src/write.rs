@@ -643,7 +643,8 @@ impl<'a> Writer<'a> {
         self.claims.iter().any(|claim| claim.rollout() == (namespace, rollout))
     }
 
-    /// Renews the claims that need it (before each write, and while a long run waits).
+    /// Renews the claims that need it (before each write, and while a long run waits); after a
+    /// later step's `read_again`, each, whatever its age.
     pub async fn keep_claims(&mut self) -> Result<(), Error> {
         let confirm = std::mem::take(&mut self.confirm_claims);
         for claim in &mut self.claims {

@@ -669,17 +669,17 @@ struct Left {
     by_hand: &'static str,
     /// Whether the backup that puts it back is its state before the latest release (a custom
     /// ref, whose backups before a release hold no stored original), else its oldest here.
-    released: bool,
+    before_release: bool,
 }
 
 impl Left {
-    fn new(key: ObjectKey, live: &Value, why: String, by_hand: &'static str, released: bool) -> Left {
-        Left { key, uid: live["metadata"]["uid"].as_str().map(str::to_string), why, by_hand, released }
+    fn new(key: ObjectKey, live: &Value, why: String, by_hand: &'static str, before_release: bool) -> Left {
+        Left { key, uid: live["metadata"]["uid"].as_str().map(str::to_string), why, by_hand, before_release }
     }
 
     /// The backup here that puts it back, if there is one.
     fn backup(&self, backups: &write::Backups) -> Option<std::path::PathBuf> {
-        match self.released {
+        match self.before_release {
             true => backups.before_latest_release(&self.key, self.uid.as_deref()),
             false => backups.oldest_of(&self.key, self.uid.as_deref()),
         }
@@ -687,7 +687,7 @@ impl Left {
 
     /// Why it is left, and how to put it back: with `backup`, a backup of it here.
     fn text(&self, backup: Option<&std::path::Path>) -> String {
-        let which = match self.released {
+        let which = match self.before_release {
             true => {
                 "its latest backup here from before a release (it holds no stored original), saved before the first write this tool made to it in that release (check that it holds what you want: an older one would undo the edits made since)"
             }

@@ -27,7 +27,7 @@ use kube::config::AuthInfo;
 use kube::core::{ApiResource, GroupVersionKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -109,7 +109,7 @@ pub struct Cluster {
     /// reads at once wait for one request for their workloads' group, not one each.
     discovered: Arc<Mutex<HashMap<String, Discovered>>>,
     /// The `group/version`s this run asked the API server about (not the disk cache).
-    asked: Arc<Mutex<std::collections::HashSet<String>>>,
+    asked: Arc<Mutex<HashSet<String>>>,
     /// What the server answered to `GET /version` when that is not what a Kubernetes API server
     /// answers (`None`: it is one); asked once a run, only when discovery found nothing or a
     /// reply was not JSON (see `Cluster::check_api_server`).
@@ -148,7 +148,7 @@ impl Origin {
     /// Whose TLS and proxy settings are used: the context's cluster, or the flags'.
     fn cluster(&self) -> String {
         match self.context.is_empty() {
-            true => "the connection flags (no kubeconfig context)".into(),
+            true => "the cluster the connection flags name (no kubeconfig context)".into(),
             false => format!("the cluster of context {} in the kubeconfig", self.context),
         }
     }
@@ -386,12 +386,17 @@ impl Cluster {
         let (clock, unanswered) = (ServerClock::default(), Arc::new(AtomicUsize::new(0)));
         let noting_the_date = {
             let (clock, unanswered) = (clock.clone(), unanswered.clone());
-            let said = Arc::new(Mutex::new(std::collections::HashSet::new()));
-            move |response: http::Response<_>| {
+            move |response| {
                 clock.saw(&response);
                 unanswered.store(0, Ordering::Relaxed);
-                // The API server's warnings (a deprecated version, an admission webhook's), each
-                // said once, as kubectl says them.
+                response
+            }
+        };
+        // The API server's warnings (a deprecated version, an admission webhook's), each said
+        // once, as kubectl says them.
+        let saying_the_warnings = {
+            let said = Arc::new(Mutex::new(HashSet::new()));
+            move |response: http::Response<_>| {
                 for warning in server_warnings(response.headers()) {
                     if said.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(warning.clone()) {
                         crate::stderr::line(&format!("Warning: {warning}"));
@@ -423,6 +428,7 @@ impl Cluster {
                 response.map(|body| Limited::new(body, MAX_REPLY))
             }))
             .with_layer(&MapResponseLayer::new(noting_the_date))
+            .with_layer(&MapResponseLayer::new(saying_the_warnings))
             // Named as kubectl names itself (`kubectl/v1.32.4 (linux/amd64) …`): audit logs
             // can tell this tool apart.
             .with_layer(&MapRequestLayer::new(move |mut request: http::Request<kube::client::Body>| {
@@ -1388,7 +1394,7 @@ mod tests {
         let flags_alone = Origin { context: String::new(), server_flag: true };
         assert_eq!(flags_alone.in_context(), "");
         assert_eq!((server_flag.of_context(), flags_alone.of_context()), (" of context kind".into(), String::new()));
-        assert_eq!(flags_alone.cluster(), "the connection flags (no kubeconfig context)");
+        assert_eq!(flags_alone.cluster(), "the cluster the connection flags name (no kubeconfig context)");
     }
 
     #[test]
@@ -1438,10 +1444,9 @@ mod tests {
             describe_no_answer(&refused, &flags, None),
             "the connection to the server was refused (os error 111): is the server running, and is this the right host and port?"
         );
-        assert!(
-            describe_no_answer(&refused, &flags, proxy)
-                .ends_with("(proxy-url of the connection flags (no kubeconfig context), or HTTPS_PROXY/HTTP_PROXY)")
-        );
+        assert!(describe_no_answer(&refused, &flags, proxy).ends_with(
+            "(proxy-url of the cluster the connection flags name (no kubeconfig context), or HTTPS_PROXY/HTTP_PROXY)"
+        ));
         assert_eq!(
             describe_no_answer(&reset, &flags, None),
             "the connection to the server failed: connection error: Connection reset by peer (os error 104)"

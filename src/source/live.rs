@@ -644,9 +644,8 @@ async fn read_refs<'a>(
     Ok(found)
 }
 
-/// The HTTPRoutes `names`, read at `gateway.networking.k8s.io/v1` when the API server serves
-/// it, else at `v1beta1` (the version the controller reads: one stored object either way).
-/// Reads the HTTPRoutes `names`, with a warning where the controller cannot read them (see
+/// The HTTPRoutes `names`, read at the version `http_route_version` names (one stored object
+/// at either), with a warning where that is not the controller's (see
 /// [`http_route::not_served_to_the_controller`]).
 async fn read_http_routes(
     cluster: &Cluster,
@@ -725,8 +724,9 @@ async fn read_after_rediscovery(
 
 /// The `workloads` of `rollouts`, each read once. The planner needs the replica count of a
 /// partition release's (`Rollout::is_real_partition`, docs/controller-semantics.md §11). One
-/// that cannot be read (its kind not served, reading forbidden, gone) is left out, and the plan
-/// says what it assumes instead.
+/// that is not there is absent; one that cannot be read (its discovery or read failed, its kind
+/// not served, reading forbidden) is unread, with why: the plan says what it assumes instead,
+/// and `approve` refuses a step the count decides.
 async fn read_workloads(cluster: &Cluster, rollouts: &[Located<Rollout>], workloads: Workloads) -> Vec<WorkloadRead> {
     let refs: BTreeSet<&ObjectRef> = rollouts
         .iter()
