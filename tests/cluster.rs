@@ -2662,17 +2662,24 @@ fn traffic_only_routes_any_progressing_step_and_approves_nothing() {
     assert_eq!(writes(&server), Vec::<String>::new());
 }
 
-#[test]
-fn stale_discovery_is_refreshed_on_a_404() {
+/// A server of `shop(2, "StepPaused")`, a test that planned demo against it, and the file of
+/// its cached discovery of networking.istio.io/v1beta1.
+fn with_istio_discovery_cached() -> (FakeHandle, Test, std::path::PathBuf) {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     test.run_args(["plan", "demo"]).success();
-    // A cached discovery document naming a plural the server no longer serves (a renamed resource).
     let cached = std::fs::read_dir(test.path("home/.cache/kubectl-rollout-lua/discovery"))
         .unwrap()
         .map(|entry| entry.unwrap().path().join("networking.istio.io/v1beta1.json"))
         .find(|path| path.exists())
         .expect("the Istio group's discovery is cached");
+    (server, test, cached)
+}
+
+#[test]
+fn stale_discovery_is_refreshed_on_a_404() {
+    // A cached discovery document naming a plural the server no longer serves (a renamed resource).
+    let (server, test, cached) = with_istio_discovery_cached();
     let text = std::fs::read_to_string(&cached).unwrap();
     std::fs::write(&cached, text.replace("\"virtualservices\"", "\"vses\"")).unwrap();
     server.clear_log();
@@ -2691,14 +2698,7 @@ fn stale_discovery_is_refreshed_on_a_404() {
 fn a_kind_the_cached_discovery_lacks_is_looked_for_in_a_fresh_one() {
     // A discovery trial: a kind served since the cache was written (a CRD added to a group, or
     // one that began to serve the version) was said not served for up to 10 minutes.
-    let server = shop(2, "StepPaused").start();
-    let test = Test::new().kubeconfig(&server);
-    test.run_args(["plan", "demo"]).success();
-    let cached = std::fs::read_dir(test.path("home/.cache/kubectl-rollout-lua/discovery"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path().join("networking.istio.io/v1beta1.json"))
-        .find(|path| path.exists())
-        .expect("the Istio group's discovery is cached");
+    let (server, test, cached) = with_istio_discovery_cached();
     let mut listed: Value = serde_json::from_str(&std::fs::read_to_string(&cached).unwrap()).unwrap();
     listed["resources"].as_array_mut().unwrap().retain(|r| r["kind"] != "VirtualService");
     std::fs::write(&cached, listed.to_string()).unwrap();
