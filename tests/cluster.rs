@@ -2695,6 +2695,22 @@ fn stale_discovery_is_refreshed_on_a_404() {
 }
 
 #[test]
+fn restore_from_a_backup_takes_an_object_for_gone_only_once_a_fresh_discovery_agrees() {
+    // A discovery trial: with a stale discovery cache, the object's 404 at the cached plural
+    // was taken for the object gone, and --from-backup offered to make it again.
+    let (server, test, cached) = with_istio_discovery_cached();
+    let text = std::fs::read_to_string(&cached).unwrap();
+    std::fs::write(&cached, text.replace("\"virtualservices\"", "\"vses\"")).unwrap();
+    let mut timed = virtual_service();
+    timed["spec"]["http"][0]["timeout"] = json!("5s");
+    let test = test.file("timed.yaml", &backup_text(&server, &timed));
+    let out = test.run_args(["restore", "--from-backup", "timed.yaml", "--yes"]).success();
+    let out = out.stdout_has("VirtualService shop/demo restored from timed.yaml");
+    assert!(!out.stdout.contains("does not exist"), "{}", out.stdout);
+    assert_eq!(vs(&server)["spec"]["http"][0]["timeout"], "5s");
+}
+
+#[test]
 fn a_kind_the_cached_discovery_lacks_is_looked_for_in_a_fresh_one() {
     // A discovery trial: a kind served since the cache was written (a CRD added to a group, or
     // one that began to serve the version) was said not served for up to 10 minutes.

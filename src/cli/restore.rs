@@ -1427,11 +1427,8 @@ async fn restore_backup(
     let api_version = backup["apiVersion"].as_str().unwrap_or_default();
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let kind = backup["kind"].as_str().unwrap_or_default();
-    let resource = session
-        .cluster
-        .resource(group, version, kind, false)
-        .await?
-        .ok_or_else(|| Error::Input(format!("{source}: the API server does not serve {api_version} {kind}")))?;
+    let not_served = || Error::Input(format!("{source}: the API server does not serve {api_version} {kind}"));
+    let mut resource = session.cluster.resource(group, version, kind, false).await?.ok_or_else(not_served)?;
     let namespace = backup["metadata"]["namespace"].as_str().unwrap_or(&session.cluster.namespace).to_string();
     let name =
         backup["metadata"]["name"].as_str().ok_or_else(|| Error::Input(format!("{source}: no metadata.name")))?;
@@ -1459,7 +1456,17 @@ async fn restore_backup(
     for note in notes {
         crate::stderr::line(&note);
     }
-    let change = match session.cluster.get(&resource, &namespace, name).await? {
+    let mut live = session.cluster.get(&resource, &namespace, name).await?;
+    // A 404 may come from a stale discovery cache (a renamed plural, a version no longer
+    // served): the object is taken for gone only once a fresh discovery agrees.
+    if live.is_none() {
+        let fresh = session.cluster.resource(group, version, kind, true).await?.ok_or_else(not_served)?;
+        if fresh != resource {
+            live = session.cluster.get(&fresh, &namespace, name).await?;
+            resource = fresh;
+        }
+    }
+    let change = match live {
         // Gone (a canary Ingress a restore deleted, say): made again as the backup holds it,
         // without what the server sets, which a create may not carry.
         None => {
