@@ -1456,17 +1456,19 @@ async fn restore_backup(
     for note in notes {
         crate::stderr::line(&note);
     }
-    let mut live = session.cluster.get(&resource, &namespace, name).await?;
-    // A 404 may come from a stale discovery cache (a renamed plural, a version no longer
-    // served): the object is taken for gone only once a fresh discovery agrees.
-    if live.is_none() {
-        let fresh = session.cluster.resource(group, version, kind, true).await?.ok_or_else(not_served)?;
-        if fresh != resource {
-            live = session.cluster.get(&fresh, &namespace, name).await?;
+    let found = match session.cluster.get(&resource, &namespace, name).await? {
+        Some(object) => Some(object),
+        // A 404 may come from a stale discovery cache (a renamed plural, a version no longer
+        // served): the object is taken for gone only once a fresh discovery agrees.
+        None => {
+            let reference =
+                crate::model::ObjectRef { api_version: api_version.into(), kind: kind.into(), name: name.into() };
+            let (fresh, object) = live::read_after_rediscovery(&session.cluster, &reference, &resource).await?;
             resource = fresh;
+            object
         }
-    }
-    let change = match live {
+    };
+    let change = match found {
         // Gone (a canary Ingress a restore deleted, say): made again as the backup holds it,
         // without what the server sets, which a create may not carry.
         None => {

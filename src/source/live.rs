@@ -707,7 +707,7 @@ async fn not_served(cluster: &Cluster, reference: &ObjectRef) -> Error {
 
 /// A ref whose object was not found: when fresh discovery names another resource for its kind,
 /// read it there.
-async fn read_after_rediscovery(
+pub async fn read_after_rediscovery(
     cluster: &Cluster,
     reference: &ObjectRef,
     cached: &Resource,
