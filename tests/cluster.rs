@@ -2668,12 +2668,41 @@ fn with_istio_discovery_cached() -> (FakeHandle, Test, std::path::PathBuf) {
     let server = shop(2, "StepPaused").start();
     let test = Test::new().kubeconfig(&server);
     test.run_args(["plan", "demo"]).success();
-    let cached = std::fs::read_dir(test.path("home/.cache/kubectl-rollout-lua/discovery"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path().join("networking.istio.io/v1beta1.json"))
-        .find(|path| path.exists())
-        .expect("the Istio group's discovery is cached");
+    let cached = cached_discovery(&test, "networking.istio.io/v1beta1");
     (server, test, cached)
+}
+
+/// The discovery cache's file of `group_version`, which a run has cached.
+fn cached_discovery(test: &Test, group_version: &str) -> std::path::PathBuf {
+    std::fs::read_dir(test.path("home/.cache/kubectl-rollout-lua/discovery"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().join(format!("{group_version}.json")))
+        .find(|path| path.exists())
+        .unwrap_or_else(|| panic!("the discovery of {group_version} is cached"))
+}
+
+#[test]
+fn rollouts_not_found_at_a_cached_resource_are_looked_for_after_a_fresh_discovery() {
+    // A discovery trial: another cluster behind the same address (a port-forward), serving
+    // Rollouts otherwise than the cache says, had its Rollouts said not found, and `status`
+    // failed with a 404, until the cache expired.
+    let (server, test, _) = with_istio_discovery_cached();
+    let cached = cached_discovery(&test, "rollouts.kruise.io/v1beta1");
+    let text = std::fs::read_to_string(&cached).unwrap();
+    let stale = || std::fs::write(&cached, text.replace("\"rollouts\"", "\"rollouts-gone\"")).unwrap();
+    let discovered =
+        |server: &FakeHandle| server.requests().iter().filter(|r| r.path == "/apis/rollouts.kruise.io/v1beta1").count();
+    for args in [&["plan", "demo"][..], &["status"], &["status", "-l", "app=demo"]] {
+        stale();
+        server.clear_log();
+        test.run_args(args).success().stdout_has("demo");
+        assert_eq!(discovered(&server), 1, "{args:?}");
+    }
+    assert!(std::fs::read_to_string(&cached).unwrap().contains("\"rollouts\""), "the cache is mended");
+    // A Rollout that is not there is looked for once more, once, and is not found.
+    server.clear_log();
+    test.run_args(["plan", "nosuch"]).status(1).stderr_has("rollouts.rollouts.kruise.io \"nosuch\" not found");
+    assert_eq!(discovered(&server), 1);
 }
 
 #[test]

@@ -640,11 +640,16 @@ impl Cluster {
     ) -> Result<Option<Resource>, Error> {
         let find = |all: Option<Vec<Resource>>| all.and_then(|all| all.into_iter().find(|r| r.kind == kind));
         let found = find(self.resources(group, version, refresh).await?);
-        let asked = self.asked.lock().expect("not poisoned").contains(&api_version(group, version));
         match found {
-            None if !asked => Ok(find(self.resources(group, version, true).await?)),
+            None if !self.discovered_this_run(group, version) => Ok(find(self.resources(group, version, true).await?)),
             found => Ok(found),
         }
+    }
+
+    /// Whether `group/version` was discovered from the API server in this run (not taken from
+    /// the disk cache).
+    pub fn discovered_this_run(&self, group: &str, version: &str) -> bool {
+        self.asked.lock().expect("not poisoned").contains(&api_version(group, version))
     }
 
     /// The resource's API in `namespace`; every namespace when it is `""`.

@@ -268,23 +268,25 @@ fn in_order<F, U>(
 /// Reads the selected Rollouts; those that do not parse are kept apart, and so are the names
 /// of those named and not found.
 pub async fn list_each(cluster: &Cluster, selection: &Selection) -> Result<Listed, Error> {
-    let resource = rollout_resource(cluster).await?;
-    let namespace = &cluster.namespace;
-    let mut missing = Vec::new();
-    let raws: Vec<Value> = match selection {
-        Selection::Names(arguments) => {
-            // `approve demo rollout/demo` names one Rollout: read (and work on) it once.
-            let mut seen = BTreeSet::new();
-            let names: Vec<&str> =
-                arguments.iter().map(|a| rollout_name(a)).filter(|name| seen.insert(*name)).collect();
-            let found = cluster.get_many(&resource, namespace, &names).await?;
-            let (found, absent): (Vec<_>, Vec<_>) = names.iter().zip(found).partition(|(_, object)| object.is_some());
-            missing = absent.into_iter().map(|(name, _)| name.to_string()).collect();
-            found.into_iter().filter_map(|(_, object)| object).collect()
+    let mut resource = rollout_resource(cluster).await?;
+    let mut read = read_selected(cluster, &resource, selection).await;
+    // Not found at a resource the discovery cache gave: the address may lead to another cluster
+    // now (a port-forward, a tunnel), or the Rollouts be served at another version since. Looked
+    // for once more after a fresh discovery, as kubectl's discovery looks again.
+    let unserved = |e: &Error| matches!(e, Error::Api { failure, .. } if failure.code == Some(404));
+    let not_found = read.as_ref().map_or_else(unserved, |(_, missing)| !missing.is_empty());
+    if not_found && !cluster.discovered_this_run(GROUP, &resource.version) {
+        match served_rollout_resource_at(cluster, true).await? {
+            Some(fresh) if fresh != resource => {
+                read = read_selected(cluster, &fresh, selection).await;
+                resource = fresh;
+            }
+            Some(_) => {}
+            None => return Err(no_rollouts_served()),
         }
-        Selection::Selector(selector) => cluster.list(&resource, namespace, selector).await?,
-        Selection::All => cluster.list(&resource, namespace, "").await?,
-    };
+    }
+    let (raws, missing) = read?;
+    let namespace = &cluster.namespace;
     let (mut found, mut unparsed) = (Vec::new(), Vec::new());
     for (index, raw) in raws.into_iter().enumerate() {
         let name = raw["metadata"]["name"].as_str().unwrap_or_default().to_string();
@@ -298,6 +300,29 @@ pub async fn list_each(cluster: &Cluster, selection: &Selection) -> Result<Liste
         }
     }
     Ok(Listed { rollouts: Rollouts::of(resource, found), unparsed, missing })
+}
+
+/// The Rollouts of `selection` at `resource`, and the names of those named and not found.
+async fn read_selected(
+    cluster: &Cluster,
+    resource: &Resource,
+    selection: &Selection,
+) -> Result<(Vec<Value>, Vec<String>), Error> {
+    let namespace = &cluster.namespace;
+    match selection {
+        Selection::Names(arguments) => {
+            // `approve demo rollout/demo` names one Rollout: read (and work on) it once.
+            let mut seen = BTreeSet::new();
+            let names: Vec<&str> =
+                arguments.iter().map(|a| rollout_name(a)).filter(|name| seen.insert(*name)).collect();
+            let found = cluster.get_many(resource, namespace, &names).await?;
+            let (found, absent): (Vec<_>, Vec<_>) = names.iter().zip(found).partition(|(_, object)| object.is_some());
+            let missing = absent.into_iter().map(|(name, _)| name.to_string()).collect();
+            Ok((found.into_iter().filter_map(|(_, object)| object).collect(), missing))
+        }
+        Selection::Selector(selector) => Ok((cluster.list(resource, namespace, selector).await?, Vec::new())),
+        Selection::All => Ok((cluster.list(resource, namespace, "").await?, Vec::new())),
+    }
 }
 
 /// The error of reading the Rollouts a user selected (`selection`) in a command: a LIST that is
@@ -590,15 +615,22 @@ async fn read_ingresses(
 /// The Rollout resource at v1beta1 when served (the controller's view, the API server
 /// converts), else v1alpha1.
 pub async fn rollout_resource(cluster: &Cluster) -> Result<Resource, Error> {
-    served_rollout_resource(cluster).await?.ok_or_else(|| {
-        Error::Input(format!("the API server serves no rollouts.{GROUP} (is OpenKruise Rollout installed?)"))
-    })
+    served_rollout_resource(cluster).await?.ok_or_else(no_rollouts_served)
+}
+
+fn no_rollouts_served() -> Error {
+    Error::Input(format!("the API server serves no rollouts.{GROUP} (is OpenKruise Rollout installed?)"))
 }
 
 /// The Rollout resource as `rollout_resource` picks it; None when neither version is served.
 pub async fn served_rollout_resource(cluster: &Cluster) -> Result<Option<Resource>, Error> {
+    served_rollout_resource_at(cluster, false).await
+}
+
+/// `served_rollout_resource`, from a fresh discovery when `refresh`.
+async fn served_rollout_resource_at(cluster: &Cluster, refresh: bool) -> Result<Option<Resource>, Error> {
     for version in ["v1beta1", "v1alpha1"] {
-        if let Some(resource) = cluster.resource(GROUP, version, "Rollout", false).await? {
+        if let Some(resource) = cluster.resource(GROUP, version, "Rollout", refresh).await? {
             return Ok(Some(resource));
         }
     }
