@@ -258,9 +258,14 @@ fn release_state(rollout: &Value) -> (&Value, Option<&Value>) {
     (&rollout["status"]["phase"], progressing)
 }
 
-/// Whether `fresh` is in another release than `seen` in a sub-status a status patch writes.
+/// Whether `fresh` is in another release than `seen` in a sub-status a status patch writes, or
+/// goes elsewhere next: a `nextStepIndex` patched meanwhile (`rollout undo --fast`, a jump)
+/// sends the release to that step, not on from the one approved.
 fn another_release(seen: &Value, fresh: &Value, patch: &Value) -> bool {
-    patch["status"].as_object().into_iter().flatten().any(|(field, _)| another_release_in(seen, fresh, field))
+    patch["status"].as_object().into_iter().flatten().any(|(field, _)| {
+        another_release_in(seen, fresh, field)
+            || seen["status"][field]["nextStepIndex"] != fresh["status"][field]["nextStepIndex"]
+    })
 }
 
 /// Whether the sub-status `field` (`canaryStatus`, `blueGreenStatus`) of `fresh` is another
@@ -776,6 +781,10 @@ mod tests {
             ending["status"]["conditions"] = json!([{"type": "Progressing", "status": "True", "reason": reason}]);
             assert!(approval.someone_else_changed(&seen, &ending), "{reason}");
         }
+        // A red-team trial: a jump patched meanwhile (`rollout undo --fast`) was approved over.
+        let mut jumped = rollout("8", 2, "StepPaused", "a");
+        jumped["status"]["canaryStatus"]["nextStepIndex"] = json!(1);
+        assert!(approval.someone_else_changed(&seen, &jumped), "a jump");
         let mut other_sub_status = rollout("7", 2, "StepPaused", "a");
         other_sub_status["status"]["blueGreenStatus"] = json!({"updatedRevision": "new"});
         assert!(!approval.someone_else_changed(&seen, &other_sub_status), "not the sub-status it approves");

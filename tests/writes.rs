@@ -832,23 +832,29 @@ fn paused_at_step_2(server: &FakeHandle) {
 }
 
 #[test]
-fn a_release_that_begins_to_end_under_the_approval_is_not_approved_again() {
+fn a_release_that_begins_to_end_or_jumps_under_the_approval_is_not_approved_again() {
     // A multi-step trial: the approval met a conflict, the Rollout read again showed its release
     // cancelled, and the run, finding "nobody changed what this write is about", approved it.
-    let server = shop(2, "StepPaused").start();
-    let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
-    let held = server.pause(approval, 1, Stage::BeforeStore);
-    let test = Test::new().kubeconfig(&server);
-    let child = test.spawn(&["approve", "demo", "--yes"]);
-    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+    // A red-team trial: the same with a jump back patched meanwhile (`rollout undo --fast`).
     let cancelled =
         json!({"status": {"conditions": [{"type": "Progressing", "status": "True", "reason": "Cancelling"}]}});
-    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &cancelled);
-    held.release();
-    let out =
-        child.finish().status(3).stderr_has("Rollout shop/demo was changed by someone else while this run wrote it");
-    assert!(!out.stdout.contains("approved (step"), "{}", out.stdout);
-    assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "not approved");
+    let jumped = json!({"status": {"canaryStatus": {"nextStepIndex": 1}}});
+    for meanwhile in [cancelled, jumped] {
+        let server = shop(2, "StepPaused").start();
+        let approval = Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+        let held = server.pause(approval, 1, Stage::BeforeStore);
+        let test = Test::new().kubeconfig(&server);
+        let child = test.spawn(&["approve", "demo", "--yes"]);
+        assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+        server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &meanwhile);
+        held.release();
+        let out = child
+            .finish()
+            .status(3)
+            .stderr_has("Rollout shop/demo was changed by someone else while this run wrote it");
+        assert!(!out.stdout.contains("approved (step"), "{meanwhile}: {}", out.stdout);
+        assert_eq!(rollout_status(&server)["canaryStatus"]["currentStepState"], "StepPaused", "not approved");
+    }
 }
 
 #[test]
