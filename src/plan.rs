@@ -507,6 +507,17 @@ impl<'a> Planner<'a> {
             }
             objects.push(plan.noting_deletion());
         }
+        // The controller stores every custom ref's original, then runs each one's script: one
+        // that fails stops the step before any object's routing is written and before the Ingress
+        // and Gateway API providers run (docs/controller-semantics.md §3.4).
+        if let Some(stuck) = objects.iter().find(|o| o.controller_sticks.is_some()).map(|o| o.key.clone()) {
+            for other in objects.iter_mut().filter(|o| o.key != stuck && o.writes().next().is_some()) {
+                other.warnings.push(format!(
+                    "{}: the controller writes none of this step's routing here: its own script fails on {stuck} (see there), which stops the step before any object's routing is written",
+                    other.key
+                ));
+            }
+        }
         Ok(objects)
     }
 
@@ -734,11 +745,54 @@ mod tests {
         let leftover = warned(rollout(Some("Healthy")), vs("new.example.com"));
         assert_eq!(leftover.len(), 1, "{leftover:?}");
         assert!(leftover[0].starts_with("VirtualService shop/web holds a stored original (annotation rollouts.kruise.io/original-spec-configuration) that differs from it, although Rollout shop/web has no release in progress"), "{leftover:?}");
-        // In a release it is the release's own; without a status nothing is known; the same as
-        // the object, it undoes nothing.
+        // In a release it is the release's own; without a status nothing is known (a manifest
+        // from git planned with objects exported mid-release, as the guide's examples are); the
+        // same as the object, it undoes nothing.
         assert!(warned(rollout(Some("Progressing")), vs("new.example.com")).is_empty());
         assert!(warned(rollout(None), vs("new.example.com")).is_empty());
         assert!(warned(rollout(Some("Healthy")), vs("old.example.com")).is_empty());
+    }
+
+    #[test]
+    fn a_ref_the_controllers_own_script_fails_on_stops_the_whole_steps_routing() {
+        let rollout = Rollout::from_object(&json!({
+            "apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {"steps": [{"replicas": 1, "traffic": "20%"}],
+                "trafficRoutings": [{"service": "web", "customNetworkRefs": [
+                    {"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService", "name": "web"},
+                    {"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "name": "web"}]}]}}}
+        }))
+        .unwrap();
+        let catalog = ScriptCatalog::default();
+        let warnings = |subsets: Option<Value>| {
+            let mut objects = ObjectIndex::default();
+            objects.insert(
+                "shop",
+                json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "VirtualService",
+                "metadata": {"name": "web", "namespace": "shop"},
+                "spec": {"hosts": ["web"], "http": [{"route": [{"destination": {"host": "web"}}]}]}}),
+            );
+            let mut rule = json!({"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule",
+                "metadata": {"name": "web", "namespace": "shop"}, "spec": {"host": "web"}});
+            if let Some(subsets) = subsets {
+                rule["spec"]["subsets"] = subsets;
+            }
+            objects.insert("shop", rule);
+            let planner = Planner::new(&objects, &catalog, Limits::default());
+            let plan = planner.plan_rollout(&rollout, "shop", None, &rollout.stages()).unwrap();
+            plan.stages[0].objects.iter().map(|o| (o.key.to_string(), o.warnings.clone())).collect::<Vec<_>>()
+        };
+        let stopped = "the controller writes none of this step's routing here: its own script fails on DestinationRule shop/web (see there)";
+        let planned = warnings(None);
+        assert!(
+            planned[0].1.iter().any(|w| w.starts_with(&format!("VirtualService shop/web: {stopped}"))),
+            "{planned:?}"
+        );
+        assert!(!planned[1].1.iter().any(|w| w.contains(stopped)), "{planned:?}");
+        // Where the controller's script runs, nothing is said.
+        let planned = warnings(Some(json!([])));
+        assert!(!planned.iter().flat_map(|(_, w)| w).any(|w| w.contains("writes none")), "{planned:?}");
     }
 
     #[test]

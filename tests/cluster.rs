@@ -1020,7 +1020,9 @@ fn approve_refuses_a_step_the_controllers_own_script_fails_on_without_force() {
     let server = shop(1, "StepPaused").object(rule).start();
     let test = Test::new().kubeconfig(&server);
     let stuck = "DestinationRule/demo: the controller's own DestinationRule script fails on an object without spec.subsets (bad argument #1 to insert); this tool's built-in script creates the list, but a controller would stick at this step: add subsets: [] to the object";
-    test.run_args(["plan", "demo"]).success().stdout_has(stuck);
+    test.run_args(["plan", "demo"]).success().stdout_has(stuck).stdout_has(
+        "VirtualService shop/demo: the controller writes none of this step's routing here: its own script fails on DestinationRule shop/demo (see there), which stops the step before any object's routing is written",
+    );
     server.clear_log();
     test.run_args(["approve", "demo", "--yes"]).status(3).stderr_has(&format!(
         "error: nothing was written: the controller would stick at this step on these objects: approving it writes routing the controller cannot make, and leaves the release stuck there:\n  {stuck}\nFix the objects as each line says, or pass --force to write anyway\n"
