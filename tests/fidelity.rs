@@ -71,7 +71,7 @@ fn a_partition_step_reaching_the_workloads_replicas_keeps_the_previous_routing()
     // Unknown too, a step of 100% reaches the workload, whatever its size.
     let full = "      - {replicas: 1, traffic: 20%}\n      - {replicas: 100%, traffic: 100%}\n";
     let out = plan(Test::new().file("m/rollout.yaml", &partition(full)).file("m/vs.yaml", VIRTUAL_SERVICE))
-        .stdout_has("(the controller does not route this step: its replicas reach the workload's whatever its size in a partition release, so the gateway keeps step 1's routing)")
+        .stdout_has("(the controller does not route this step: its replicas reach all of the workload's, whatever their number, in a partition release, so the gateway keeps step 1's routing)")
         .stdout_has("+      weight: 80\n");
     assert!(!out.stdout.contains("weight: 100"), "{}", out.stdout);
 }

@@ -479,10 +479,9 @@ impl Rollout {
         if !reaches(&self.steps[i - 1]) {
             return own;
         }
-        let total = workload_replicas.map_or("whatever its size".into(), |total| total.to_string());
-        let why = format!(
-            "the controller does not route this step: its replicas reach the workload's {total} in a partition release"
-        );
+        let reach = workload_replicas
+            .map_or("all of the workload's, whatever their number,".into(), |total| format!("the workload's {total}"));
+        let why = format!("the controller does not route this step: its replicas reach {reach} in a partition release");
         // A step the status's nextStepIndex jumps to is entered from the current step, not the
         // one before it in the list. The jump goes straight to StepTrafficRouting when both
         // steps ask for the same replicas (`doStepJump`), else through StepUpgrade, which skips
@@ -975,7 +974,7 @@ mod tests {
         let full = shares.routing_at(Stage::Step(3), None);
         assert_eq!(full.action, route("50%"));
         assert!(full.note.unwrap().contains(
-            "reach the workload's whatever its size in a partition release, so the gateway keeps step 2's routing"
+            "reach all of the workload's, whatever their number, in a partition release, so the gateway keeps step 2's routing"
         ));
         // A canary in an extra Deployment is no partition: every step is routed.
         let extra = canary(steps, json!({"enableExtraWorkloadForCanary": true}));

@@ -15,6 +15,7 @@ use crate::model::{
 use crate::scripts::{self, ResolvedScript, ScriptSource};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 /// Plans one custom ref. `resolve` finds the script of its kind (only asked for when the stage
@@ -278,14 +279,36 @@ pub fn rounding_warning(stored: &str, planned: &Value, how: &str) -> Option<Stri
     ))
 }
 
-/// The path of the first null inside a value, relative to it (`.a[2]`), made only when found.
-fn first_null(value: &Value) -> Option<String> {
+/// The paths of the nulls inside a value, each after `path` (`spec.a[2]`), in order.
+fn null_paths(value: &Value, path: &mut String, found: &mut Vec<String>) {
+    let at = path.len();
     match value {
-        Value::Null => Some(String::new()),
-        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| Some(format!("[{i}]{}", first_null(v)?))),
-        Value::Object(map) => map.iter().find_map(|(k, v)| Some(format!(".{k}{}", first_null(v)?))),
-        _ => None,
+        Value::Null => found.push(path.clone()),
+        Value::Array(items) => items.iter().enumerate().for_each(|(i, item)| {
+            let _ = write!(path, "[{i}]");
+            null_paths(item, path, found);
+            path.truncate(at);
+        }),
+        Value::Object(map) => map.iter().for_each(|(key, item)| {
+            path.push('.');
+            path.push_str(key);
+            null_paths(item, path, found);
+            path.truncate(at);
+        }),
+        _ => {}
     }
+}
+
+/// The nulls of a result's spec, named by their paths (the first few, and how many more).
+fn nulls_in_spec(spec: &Value) -> Option<String> {
+    const NAMED: usize = 5;
+    let mut found = Vec::new();
+    null_paths(spec, &mut "spec".to_string(), &mut found);
+    let more = match found.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        more => format!(" and {more} more"),
+    };
+    (!found.is_empty()).then(|| format!("{}{more}", found[..found.len().min(NAMED)].join(", ")))
 }
 
 /// Whether `value` names Service `service` somewhere: a string that is its name, or a host name
@@ -432,7 +455,7 @@ fn routing_warnings(
             "{reference}: the script returns no annotations, so the controller removes the object's annotations"
         ));
     }
-    if let Some(path) = planned.get("spec").and_then(first_null).map(|path| format!("spec{path}")) {
+    if let Some(path) = planned.get("spec").and_then(nulls_in_spec) {
         warnings.push(format!(
             "{reference}: the result has null at {path} (an empty Lua table encodes as null); if the API server drops it, the controller finds a difference on every pass and the step never finishes"
         ));
@@ -649,10 +672,13 @@ mod tests {
     }
 
     #[test]
-    fn the_first_null_is_named_by_its_path() {
-        assert_eq!(first_null(&json!({"a": 1, "b": [{"c": 2}, {"d": null, "e": null}]})), Some(".b[1].d".into()));
-        assert_eq!(first_null(&json!({"a": [1, 2], "b": {}})), None);
-        assert_eq!(first_null(&Value::Null), Some(String::new()));
+    fn the_nulls_are_named_by_their_paths() {
+        let nulls = nulls_in_spec(&json!({"a": 1, "b": [{"c": 2}, {"d": null, "e": null}], "f": null}));
+        assert_eq!(nulls.as_deref(), Some("spec.b[1].d, spec.b[1].e, spec.f"));
+        assert_eq!(nulls_in_spec(&json!({"a": [1, 2], "b": {}})), None);
+        assert_eq!(nulls_in_spec(&Value::Null).as_deref(), Some("spec"));
+        let many = nulls_in_spec(&json!((0..8).map(|_| Value::Null).collect::<Vec<_>>()));
+        assert_eq!(many.as_deref(), Some("spec[0], spec[1], spec[2], spec[3], spec[4] and 3 more"));
     }
 
     #[test]
