@@ -46,6 +46,10 @@ pub enum Landed {
     MadeAgain,
     /// The object is as it was before: the change did not happen.
     NotApplied,
+    /// The change did not happen, and can no longer: the object is as it was before in all
+    /// but its status and the server's bookkeeping (a gateway controller's status write), which
+    /// moved its resourceVersion past the one the change was sent at. As after a conflict.
+    Outdated,
     /// Neither: someone else changed (or removed, or made) the object.
     ChangedBySomeoneElse,
 }
@@ -213,7 +217,9 @@ impl Change {
             (Change::Delete { .. }, Some(_)) => Landed::ChangedBySomeoneElse,
             (_, None) => Landed::ChangedBySomeoneElse,
             (Change::Replace { .. } | Change::MergePatch { .. }, Some(fresh)) if unchanged(fresh) => Landed::NotApplied,
-            (Change::Replace { after, .. }, Some(fresh)) => same_or_other(stored_as(fresh, after)),
+            (Change::Replace { after, .. }, Some(fresh)) if stored_as(fresh, after) => Landed::Applied,
+            (Change::Replace { after, .. }, Some(fresh)) if spec_write_outdated(seen, after, fresh) => Landed::Outdated,
+            (Change::Replace { .. }, Some(_)) => Landed::ChangedBySomeoneElse,
             (Change::MergePatch { subresource: None, patch, .. }, Some(fresh)) => {
                 let after = merge_patch(seen.unwrap_or(&Value::Null), &without_version(patch));
                 same_or_other(stored_as(fresh, &after))
@@ -315,6 +321,20 @@ fn undo_patch(before: Option<&Value>, patch: &Value) -> Value {
 /// and the server's bookkeeping (finalizers, owner references, a deletion under way, …).
 fn stored_as(fresh: &Value, expected: &Value) -> bool {
     data::stored_as_planned(fresh, expected) && beside_routing(fresh) == beside_routing(expected)
+}
+
+/// Whether a replace of `seen` by `after` that changes its spec did not land, and can no longer:
+/// the object (`fresh`) is as seen in all but its status and bookkeeping, and its generation has
+/// not moved. A spec write that landed moves it on, and nothing moves it back; a status write (a
+/// gateway controller's) leaves it. (A write of the metadata alone, or an object without a
+/// generation, cannot be told so.)
+fn spec_write_outdated(seen: Option<&Value>, after: &Value, fresh: &Value) -> bool {
+    let Some(seen) = seen else { return false };
+    let generation = &seen["metadata"]["generation"];
+    generation.is_u64()
+        && fresh["metadata"]["generation"] == *generation
+        && seen.get("spec") != after.get("spec")
+        && stored_as(fresh, seen)
 }
 
 /// The object without its routing (spec, labels, annotations), status and server bookkeeping.
@@ -600,6 +620,35 @@ mod tests {
         let mut owned = vs("7", 80);
         owned["metadata"]["ownerReferences"] = json!([{"kind": "Application", "name": "shop"}]);
         assert_eq!(replace.landed(None, Some(&owned)), Landed::ChangedBySomeoneElse, "their owner reference");
+
+        // A red-team trial: not applied, while a gateway controller wrote the status, was taken
+        // for someone else's change. The generation tells: a spec write that landed moves it.
+        let mut seen = vs("5", 100);
+        seen["metadata"]["generation"] = json!(3);
+        let replace = Change::Replace { key: key(), before: seen.clone().into(), after: vs("5", 80).into() };
+        let mut status_only = seen.clone();
+        status_only["metadata"]["resourceVersion"] = json!("6");
+        status_only["status"] = json!({"observedGeneration": 3});
+        assert_eq!(replace.landed(Some(&seen), Some(&status_only)), Landed::Outdated);
+        let mut put_back = status_only.clone();
+        put_back["metadata"]["generation"] = json!(5);
+        assert_eq!(replace.landed(Some(&seen), Some(&put_back)), Landed::ChangedBySomeoneElse, "landed, then undone");
+        let mut relabelled = status_only.clone();
+        relabelled["metadata"]["labels"] = json!({"team": "b"});
+        assert_eq!(replace.landed(Some(&seen), Some(&relabelled)), Landed::ChangedBySomeoneElse, "their label");
+        let without_generation = vs("5", 100);
+        let mut moved = without_generation.clone();
+        moved["metadata"]["resourceVersion"] = json!("6");
+        let replace = Change::Replace { key: key(), before: without_generation.into(), after: vs("5", 80).into() };
+        assert_eq!(replace.landed(None, Some(&moved)), Landed::ChangedBySomeoneElse, "no generation to tell by");
+        let mut annotated = seen.clone();
+        annotated["metadata"]["annotations"] = json!({"stored": "original"});
+        let metadata_only = Change::Replace { key: key(), before: seen.clone().into(), after: annotated.into() };
+        assert_eq!(
+            metadata_only.landed(Some(&seen), Some(&status_only)),
+            Landed::ChangedBySomeoneElse,
+            "no spec write"
+        );
 
         // A merge patch is judged against the object as this run last saw it, patched.
         let seen = json!({"metadata": {"name": "web-canary", "uid": "u-1", "resourceVersion": "3",

@@ -928,7 +928,7 @@ impl<'a> Writer<'a> {
                 }
                 Err(Error::Api { failure, .. }) if failure.is_conflict() && attempt < CONFLICT_RETRIES => {
                     attempt += 1;
-                    change = self.after_conflict(resource, &change).await?;
+                    change = self.after_conflict(resource, &change, &format!("conflict on {key}")).await?;
                     self.check_interrupt().await?;
                 }
                 Err(Error::Api { failure, doing }) if failure.is_conflict() => {
@@ -966,7 +966,17 @@ impl<'a> Writer<'a> {
                             return Err(Error::Input(format!("{doing}: {failure}; {why}")));
                         }
                     };
-                    return match change.landed(seen.as_ref(), fresh.as_ref()) {
+                    let landed = change.landed(seen.as_ref(), fresh.as_ref());
+                    if landed == Landed::Outdated && attempt < CONFLICT_RETRIES {
+                        attempt += 1;
+                        stderr::line(&format!(
+                            "{key}: {reply}; a fresh read shows this write not applied, and only the object's status changed meanwhile"
+                        ));
+                        change = self.after_conflict(resource, &change, &key.to_string()).await?;
+                        self.check_interrupt().await?;
+                        continue;
+                    }
+                    return match landed {
                         landed @ (Landed::Applied | Landed::MovedOn) => {
                             self.record(resource, &change, version, fresh, backup, Some(Resolved { landed, reply }))
                         }
@@ -976,6 +986,8 @@ impl<'a> Writer<'a> {
                             self.may_land.push(unheard(MayLand::ReadBackUnapplied));
                             Err(Error::Api { doing, failure })
                         }
+                        // Not written, at each of the tries.
+                        Landed::Outdated => Err(Error::Api { doing, failure }),
                         Landed::MadeAgain => {
                             // Theirs, as an object of the name made before the delete would be
                             // (then the delete's precondition refuses it): shown, and never
@@ -1192,10 +1204,11 @@ impl<'a> Writer<'a> {
         last.is_some_and(|written| !matches!(written.change, Change::Delete { .. }))
     }
 
-    /// After a 409: read the object again. Nobody changed what the change is about: the change
-    /// is made again over the object as it is now. Someone did: refuse, showing their edit, or on
+    /// After a 409 (or a write known not applied whose object moved on, `Landed::Outdated`;
+    /// `what` begins the line that says it is made again): read the object again. Nobody
+    /// changed what the change is about: the change is made again over the object as it is now. Someone did: refuse, showing their edit, or on
     /// a terminal show it and ask whether to overwrite it (never for a status patch or a create).
-    async fn after_conflict(&mut self, resource: &Resource, change: &Change) -> Result<Change, Error> {
+    async fn after_conflict(&mut self, resource: &Resource, change: &Change, what: &str) -> Result<Change, Error> {
         let key = change.key();
         let fresh = self.read(resource, key).await?;
         let seen = self.seen.get(key).or(change.before()).cloned().unwrap_or(Value::Null);
@@ -1205,7 +1218,7 @@ impl<'a> Writer<'a> {
         };
         if !change.someone_else_changed(&seen, &fresh) {
             stderr::line(&format!(
-                "conflict on {key}: nobody changed what this write is about; writing it again at the new resourceVersion"
+                "{what}: nobody changed what this write is about; writing it again at the new resourceVersion"
             ));
         } else {
             let uid = |object: &Value| object["metadata"]["uid"].clone();
@@ -1556,7 +1569,9 @@ impl<'a> Writer<'a> {
                     }
                 };
                 let own = fresh.as_ref().is_some_and(|fresh| self.own_unheard_write(&inverse, fresh));
-                if failure.is_conflict() || own {
+                let landed = inverse.landed(seen.as_ref(), fresh.as_ref());
+                let outdated = !failure.is_conflict() && landed == Landed::Outdated;
+                if failure.is_conflict() || own || outdated {
                     let Some(fresh) = fresh else { break Fate::Kept(SOMEONE_CHANGED_IT.into()) };
                     if !own && inverse.someone_else_changed(seen.as_ref().unwrap_or(&Value::Null), &fresh) {
                         break Fate::Kept(SOMEONE_CHANGED_IT.into());
@@ -1569,6 +1584,11 @@ impl<'a> Writer<'a> {
                         format!(
                             "{key} while rolling back: a write of this run's that it did not hear of has landed; rolling it back too"
                         )
+                    } else if outdated {
+                        format!(
+                            "{key} while rolling back: {}; a fresh read shows the rollback not applied, and only the object's status changed meanwhile; rolling it back again at the new resourceVersion",
+                            self.reply_of(&failure)
+                        )
                     } else {
                         format!(
                             "conflict on {key} while rolling back: nobody changed what this run wrote; rolling it back again at the new resourceVersion"
@@ -1578,7 +1598,7 @@ impl<'a> Writer<'a> {
                     self.seen.insert(key.clone(), fresh);
                     continue;
                 }
-                break match inverse.landed(seen.as_ref(), fresh.as_ref()) {
+                break match landed {
                     Landed::Applied | Landed::MovedOn => {
                         // The next older write of the object is undone from here.
                         self.saw(&key, fresh);
@@ -1594,7 +1614,8 @@ impl<'a> Writer<'a> {
                         ),
                         unsure: true,
                     },
-                    Landed::ChangedBySomeoneElse => Fate::Kept(SOMEONE_CHANGED_IT.into()),
+                    // (Outdated went the way of a conflict, above.)
+                    Landed::ChangedBySomeoneElse | Landed::Outdated => Fate::Kept(SOMEONE_CHANGED_IT.into()),
                 };
             };
             self.in_flight = None;
@@ -1648,6 +1669,12 @@ impl<'a> Writer<'a> {
                 Landed::NotApplied | Landed::MovedOn => {
                     self.may_land[at].how = MayLand::ReadBackUnapplied;
                     at += 1;
+                    continue;
+                }
+                // Not written, and sent at a version the object has left: it can never land.
+                Landed::Outdated => {
+                    self.may_land.remove(at);
+                    self.saw(&key, fresh);
                     continue;
                 }
             };

@@ -1358,6 +1358,54 @@ fn a_signal_during_the_rollback_of_a_failure_lets_it_finish_and_keeps_the_failur
     assert!(claims(&server).is_empty());
 }
 
+/// `approve demo --yes` with the `k`-th VirtualService update held, its status written by
+/// "Istio" meanwhile, then dropped unstored, its reply lost (`fail_dr`: the DestinationRule's
+/// first update refused, so the run rolls back).
+fn approve_with_a_vs_update_lost_unstored_under_a_status_write(k: usize, fail_dr: bool) -> (FakeHandle, Output) {
+    let server = shop(2, "StepPaused").start();
+    if fail_dr {
+        let dr_updates = Requests::Matching(Rule::new(["update"]).resources(["destinationrules"]));
+        server.storm(dr_updates, Some(1), 422, None);
+    }
+    let held = server.pause(vs_updates(), k, Stage::BeforeStore);
+    server.reply_fault(vs_updates(), k, Stage::BeforeStore, ReplyFault::Lost);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the update is sent");
+    let status = json!({"status": {"observedGeneration": 1}});
+    server.patch_object(VIRTUAL_SERVICE.group, VIRTUAL_SERVICE.plural, NAMESPACE, "demo", &status);
+    held.release();
+    let out = child.finish();
+    (server, out)
+}
+
+#[test]
+fn a_write_lost_unstored_while_a_gateway_controller_wrote_the_status_is_made_again() {
+    // A red-team trial: the fresh read after a lost reply found the resourceVersion moved by a
+    // status write alone (Istio's, an ingress controller's), and took that for someone else's
+    // change: the run stopped with an empty diff of "their" edit, and a rollback left this run's
+    // own routing in place, said to be someone else's, without the way back. The generation
+    // tells a spec write that was not applied.
+    let (server, out) = approve_with_a_vs_update_lost_unstored_under_a_status_write(2, false);
+    let out = out
+        .success()
+        .stderr_has("VirtualService shop/demo: the reply was lost; a fresh read shows this write not applied, and only the object's status changed meanwhile\n")
+        .stderr_has("VirtualService shop/demo: nobody changed what this write is about; writing it again at the new resourceVersion\n");
+    assert!(!out.stderr.contains("someone"), "{}", out.stderr);
+    assert!(approved_with_its_routing(&server));
+    assert_eq!(vs(&server)["status"]["observedGeneration"], 1, "the status write is kept");
+
+    // The rollback's undo of the routing, the same.
+    let (server, out) = approve_with_a_vs_update_lost_unstored_under_a_status_write(3, true);
+    let out = out
+        .status(1)
+        .stderr_has("VirtualService shop/demo while rolling back: the reply was lost; a fresh read shows the rollback not applied, and only the object's status changed meanwhile; rolling it back again at the new resourceVersion\n")
+        .stderr_has("  VirtualService shop/demo: rolled back\n");
+    assert!(!out.stderr.contains("someone"), "{}", out.stderr);
+    assert!(!approved_with_its_routing(&server), "nothing of the run is left");
+    assert!(claims(&server).is_empty());
+}
+
 #[test]
 fn two_selected_rollouts_that_write_one_object_are_refused_before_any_write() {
     // A regression: each Rollout's plan was made from the same read and written in turn, the

@@ -83,7 +83,8 @@ async fn send(cluster: &Cluster, change: &Change) -> Result<Result<Option<Value>
                 // A Lease made again after this run's delete is someone else's claim.
                 Landed::Applied | Landed::MovedOn | Landed::MadeAgain => Ok(Ok(fresh)),
                 Landed::NotApplied => Err(Error::Api { doing, failure }),
-                Landed::ChangedBySomeoneElse => Ok(Err(())),
+                // (A Lease has no generation, so a change to it is never told outdated.)
+                Landed::ChangedBySomeoneElse | Landed::Outdated => Ok(Err(())),
             }
         }
         Err(other) => Err(other),
