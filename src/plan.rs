@@ -360,6 +360,8 @@ impl<'a> Planner<'a> {
             plans.push(StagePlan { stage: Some(stage), label, description, routing: routed, unrouted, objects });
         }
         warnings.extend(without_weights.warnings());
+        let named_twice = routing.iter().chain(cr_done.as_ref().map(|(_, r, _)| r)).filter_map(|r| r.named_twice());
+        warnings.extend(named_twice.map(named_twice_warning));
         let cr_routes = cr_done.as_ref().filter(|(_, _, done)| matches!(done.action, RoutingAction::Route(_)));
         let routed = routing.as_ref().filter(|_| routes).into_iter().chain(cr_routes.map(|(_, r, _)| r));
         let mut waiting_for_stable_service = Vec::new();
@@ -397,6 +399,7 @@ impl<'a> Planner<'a> {
             StagePlan { stage: None, label, routing: description.clone(), description, unrouted: false, objects };
         let mut warnings: Vec<String> = cr.warnings.iter().map(ToString::to_string).collect();
         warnings.extend(without_weights.warnings());
+        warnings.extend(routing.named_twice().map(named_twice_warning));
         let missing = providers::missing_stable_service(&routing, self.objects)
             .filter(|_| matches!(done.action, RoutingAction::Route(_)));
         let waiting_for_stable_service = missing.iter().map(|_| routing.owner.clone()).collect();
@@ -588,6 +591,13 @@ pub fn describe_traffic_routing(cr: &TrafficRoutingCr, done: &StageRouting, spli
 fn routes_to_canary_subset(routing: &Routing) -> bool {
     routing.canary_service == routing.stable_service
         && routing.custom_refs().iter().any(|r| r.kind == "DestinationRule")
+}
+
+/// The warning of an object a routing's custom refs name twice (`Routing::named_twice`).
+fn named_twice_warning(named: String) -> String {
+    format!(
+        "{named}: a step is planned, and written, once for each, the second putting its original back between the step's routed writes; name it once (approve refuses it)"
+    )
 }
 
 /// A stored original that differs from its object, while the owner of `routing` has no release in

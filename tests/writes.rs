@@ -1407,6 +1407,30 @@ fn a_write_lost_unstored_while_a_gateway_controller_wrote_the_status_is_made_aga
 }
 
 #[test]
+fn a_rollout_naming_one_object_twice_is_refused_before_any_write() {
+    // A red-team trial: a VirtualService named under two apiVersions was written four times at
+    // step 1, the third write putting its original spec back between the two routed ones.
+    let mut twice = rollout(2, "StepPaused");
+    let refs = &mut twice["spec"]["strategy"]["canary"]["trafficRoutings"][0]["customNetworkRefs"];
+    refs.as_array_mut()
+        .unwrap()
+        .push(json!({"apiVersion": "networking.istio.io/v1alpha3", "kind": "VirtualService", "name": "demo"}));
+    let server = serving(twice).start();
+    let test = Test::new().kubeconfig(&server);
+    let named = "VirtualService shop/demo is named twice among the customNetworkRefs of Rollout shop/demo (as networking.istio.io/v1beta1 and as networking.istio.io/v1alpha3)";
+    test.run_args(["plan", "demo"])
+        .success()
+        .stdout_has(&format!("warning: {named}: a step is planned, and written, once for each"));
+    for force in [false, true] {
+        let args = ["approve", "demo", "--yes", "--force"];
+        test.run_args(&args[..3 + usize::from(force)])
+            .status(3)
+            .stderr_has(&format!("error: nothing was written: {named}: "));
+    }
+    assert_eq!(writes(&server), Vec::<String>::new());
+}
+
+#[test]
 fn two_selected_rollouts_that_write_one_object_are_refused_before_any_write() {
     // A regression: each Rollout's plan was made from the same read and written in turn, the
     // second's writes over the first's routing.

@@ -698,6 +698,13 @@ impl Run<'_> {
             .iter()
             .flat_map(|a| a.plan.stages.iter().flat_map(|s| &s.objects).map(|o| (a.rollout.item.name.as_str(), o)));
         refuse_shared_writes(planned)?;
+        let owners: Vec<&Owner> =
+            approvals.iter().flat_map(|a| &a.plan.stages).flat_map(|s| &s.objects).map(|o| &o.owner).collect();
+        if let Some(named) = routings.iter().filter(|r| owners.contains(&&r.owner)).find_map(Routing::named_twice) {
+            return Err(Error::Refused(format!(
+                "nothing was written: {named}: this run would write it once for each, the second putting its original back between the step's routed writes: name it once"
+            )));
+        }
         let plans: Vec<&RoutingPlan> = approvals.iter().map(|a| &a.plan).collect();
         let objects = plans.iter().flat_map(|p| &p.stages).flat_map(|s| &s.objects);
         refuse_degenerate(objects.filter_map(|o| Some((&o.key, o.degenerate_original.as_ref()?))), args.force)?;

@@ -300,6 +300,21 @@ impl Routing {
         Routing { owner, stable_service: routing.service.clone(), canary_service, providers, releasing }
     }
 
+    /// The first object the custom refs name twice (under one apiVersion or two), said. This
+    /// tool plans and writes an object once for each name, so the second naming's store of the
+    /// original would put it back between the step's routed writes.
+    pub fn named_twice(&self) -> Option<String> {
+        let refs = self.custom_refs();
+        let keys: Vec<ObjectKey> = refs.iter().map(|r| ObjectKey::of_ref(r, &self.owner.namespace)).collect();
+        keys.iter().enumerate().find_map(|(later, key)| {
+            let first = keys[..later].iter().position(|k| k == key)?;
+            Some(format!(
+                "{key} is named twice among the customNetworkRefs of {} (as {} and as {})",
+                self.owner, refs[first].api_version, refs[later].api_version
+            ))
+        })
+    }
+
     /// The custom refs (empty when there are none).
     pub fn custom_refs(&self) -> &[ObjectRef] {
         self.providers
@@ -377,6 +392,28 @@ mod tests {
         assert_eq!(writers("Ingress", "web"), [] as [usize; 0]);
         assert_eq!(writers("HTTPRoute", "route"), [2]);
         assert_eq!(writers("HTTPRoute", "web"), [] as [usize; 0]);
+    }
+
+    #[test]
+    fn an_object_named_twice_among_the_custom_refs_is_found() {
+        let refs = |versions: &[&str], kinds: &[&str]| {
+            let refs: Vec<Value> = versions
+                .iter()
+                .zip(kinds)
+                .map(|(version, kind)| json!({"apiVersion": format!("networking.istio.io/{version}"), "kind": kind, "name": "vs"}))
+                .collect();
+            Routing::of_rollout(&rollout(json!({"service": "web", "customNetworkRefs": refs}), false), "shop")
+                .unwrap()
+                .named_twice()
+        };
+        assert_eq!(
+            refs(&["v1beta1", "v1", "v1alpha3"], &["VirtualService", "DestinationRule", "VirtualService"]).as_deref(),
+            Some(
+                "VirtualService shop/vs is named twice among the customNetworkRefs of Rollout shop/demo (as networking.istio.io/v1beta1 and as networking.istio.io/v1alpha3)"
+            )
+        );
+        assert!(refs(&["v1", "v1"], &["VirtualService", "VirtualService"]).is_some(), "the same apiVersion too");
+        assert_eq!(refs(&["v1", "v1"], &["VirtualService", "DestinationRule"]), None, "two kinds of one name");
     }
 
     #[test]
