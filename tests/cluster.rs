@@ -1129,6 +1129,15 @@ fn restore_refuses_a_corrupt_annotation() {
         .status(3)
         .stderr_has("nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse");
     assert_eq!(writes(&server), Vec::<String>::new());
+    // An empty one is said to be empty, as approve says it (a red-team trial: "does not parse").
+    let server = shop(2, "StepPaused").object(virtual_service_storing("")).start();
+    Test::new()
+        .kubeconfig(&server)
+        .args(["restore", "demo", "--yes", "--force"])
+        .run()
+        .status(3)
+        .stderr_has("nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration is empty: there is no original to put back");
+    assert_eq!(writes(&server), Vec::<String>::new());
 }
 
 #[test]
