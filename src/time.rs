@@ -2,7 +2,7 @@
 //! k8s-openapi).
 
 use k8s_openapi::jiff::Timestamp;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch of an RFC 3339 time (`2026-11-22T03:00:00Z`,
 /// `…T03:00:00.123+01:00`).
@@ -90,9 +90,43 @@ pub fn human(duration: Duration) -> String {
     }
 }
 
+/// A moment on this host, by both its clocks: what has passed since is the longer of their
+/// counts. The monotonic clock stands still while the machine sleeps (a laptop closed mid-run),
+/// the wall clock does not; a wall clock set back counts nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct Moment {
+    monotonic: Instant,
+    wall: SystemTime,
+}
+
+impl Moment {
+    pub fn now() -> Moment {
+        Moment { monotonic: Instant::now(), wall: SystemTime::now() }
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed_at(Instant::now(), SystemTime::now())
+    }
+
+    fn elapsed_at(&self, monotonic: Instant, wall: SystemTime) -> Duration {
+        let wall = wall.duration_since(self.wall).unwrap_or_default();
+        monotonic.saturating_duration_since(self.monotonic).max(wall)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_moments_elapsed_time_counts_the_time_the_machine_slept() {
+        let then = Moment::now();
+        let (later, slept) = (then.monotonic + Duration::from_secs(5), then.wall + Duration::from_secs(3600));
+        assert_eq!(then.elapsed_at(later, slept), Duration::from_secs(3600), "asleep an hour: the wall clock's");
+        assert_eq!(then.elapsed_at(later, then.wall), Duration::from_secs(5), "awake: the monotonic clock's");
+        let set_back = then.wall - Duration::from_secs(600);
+        assert_eq!(then.elapsed_at(later, set_back), Duration::from_secs(5), "a wall clock set back counts nothing");
+    }
 
     #[test]
     fn durations_are_said_back_as_go_writes_them() {

@@ -166,16 +166,16 @@ impl Origin {
 type Discovered = Arc<OnceCell<Option<Vec<Resource>>>>;
 
 /// The API server's clock, from the `Date` header of its latest reply and the time passed since
-/// (on this host's monotonic clock): times compared with what other hosts wrote (a claim's
-/// renewal) are judged on the one clock they share, not on this host's, which may be off.
+/// (on this host, a sleep counted: `Moment`): times compared with what other hosts wrote (a
+/// claim's renewal) are judged on the one clock they share, not on this host's, which may be off.
 #[derive(Clone, Default)]
-struct ServerClock(Arc<Mutex<Option<(SystemTime, std::time::Instant)>>>);
+struct ServerClock(Arc<Mutex<Option<(SystemTime, crate::time::Moment)>>>);
 
 impl ServerClock {
     fn saw<B>(&self, response: &http::Response<B>) {
         let date = response.headers().get(http::header::DATE).and_then(|d| d.to_str().ok());
         if let Some(date) = date.and_then(crate::time::parse_http_date) {
-            *self.0.lock().expect("not poisoned") = Some((date, std::time::Instant::now()));
+            *self.0.lock().expect("not poisoned") = Some((date, crate::time::Moment::now()));
         }
     }
 

@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::model::{self, ObjectKey};
 use crate::source::cluster::{Cluster, Resource};
 use crate::status::ClaimView;
+use crate::time::Moment;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -98,35 +99,11 @@ pub struct Claim {
     rollout: String,
     /// The Lease as this run last wrote it.
     lease: Value,
-    renewed: RenewedAt,
+    /// When it was last renewed (or taken), on this host: its age counts a sleep.
+    renewed: Moment,
     /// After a renewal the server did not apply: not before then again (a question checks
     /// every second).
     retry_at: Option<Instant>,
-}
-
-/// When a claim was last renewed, by both clocks: the monotonic one stands still while the
-/// machine sleeps (a laptop closed mid-run), the wall clock does not, and a claim that expired
-/// meanwhile must be renewed (or found taken over) before the next write.
-#[derive(Clone, Copy)]
-struct RenewedAt {
-    monotonic: Instant,
-    wall: SystemTime,
-}
-
-impl RenewedAt {
-    fn now() -> RenewedAt {
-        RenewedAt { monotonic: Instant::now(), wall: SystemTime::now() }
-    }
-
-    /// How long ago: the longer of the two clocks' counts.
-    fn age(&self) -> Duration {
-        self.age_at(Instant::now(), SystemTime::now())
-    }
-
-    fn age_at(&self, monotonic: Instant, wall: SystemTime) -> Duration {
-        let wall = wall.duration_since(self.wall).unwrap_or_default();
-        monotonic.saturating_duration_since(self.monotonic).max(wall)
-    }
 }
 
 /// What a Lease says about its claim, at `now` (the API server's clock).
@@ -158,7 +135,7 @@ impl Claim {
         // The claim's times are the API server's (`Cluster::server_now`), as are those it is
         // compared with: a host whose clock is off neither takes over a live claim nor keeps
         // one alive past its time.
-        let (now, taken_at) = (cluster.server_now(), RenewedAt::now());
+        let (now, taken_at) = (cluster.server_now(), Moment::now());
         let lease = Arc::new(json!({
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
@@ -230,7 +207,7 @@ impl Claim {
     /// (at `approve --timeout`, or when a question it renewed the claim for is answered): a
     /// renewal that then lands unheard is found by the next one, or by the release.
     pub async fn keep(&mut self, cluster: &Cluster) -> Result<(), Error> {
-        if self.renewed.age() < RENEW_AFTER || self.retry_at.is_some_and(|at| Instant::now() < at) {
+        if self.renewed.elapsed() < RENEW_AFTER || self.retry_at.is_some_and(|at| Instant::now() < at) {
             return Ok(());
         }
         self.renew(cluster).await
@@ -247,7 +224,7 @@ impl Claim {
         let mut lost = Now::TakenOver;
         for _ in 0..2 {
             // The claim runs from the time the renewal names, which is before it is sent.
-            let sent_at = RenewedAt::now();
+            let sent_at = Moment::now();
             let mut renewed = self.lease.clone();
             renewed["spec"]["renewTime"] = Value::String(micro_time(cluster.server_now()));
             let before = Arc::new(self.lease.clone());
@@ -261,7 +238,7 @@ impl Claim {
                 {
                     crate::stderr::line(&format!(
                         "warning: renewing the claim: {doing}: {failure}; it holds for {}s more, and renewing it is tried again",
-                        LEASE_DURATION.saturating_sub(self.renewed.age()).as_secs()
+                        LEASE_DURATION.saturating_sub(self.renewed.elapsed()).as_secs()
                     ));
                     self.retry_at = Some(Instant::now() + RENEWAL_RETRY_WAIT);
                     return Ok(());
@@ -300,8 +277,9 @@ impl Claim {
     /// and the read that resolves it (each within `request_limit`, the request timeout), still
     /// ends before the claim does; never without a request timeout.
     fn may_try_again(&self, request_limit: Option<Duration>) -> bool {
-        request_limit
-            .is_some_and(|limit| self.renewed.age() + RENEWAL_RETRY_WAIT + limit * 2 + RENEWAL_MARGIN < LEASE_DURATION)
+        request_limit.is_some_and(|limit| {
+            self.renewed.elapsed() + RENEWAL_RETRY_WAIT + limit * 2 + RENEWAL_MARGIN < LEASE_DURATION
+        })
     }
 
     /// The claim's Lease read again, after a write of it was refused.
@@ -438,16 +416,6 @@ mod tests {
             refusal,
             "not released: the claim on Rollout shop/demo changed since it was shown (renewed, or taken over); it is now held by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00Z (until 2026-01-01T00:12:00Z unless renewed)"
         );
-    }
-
-    #[test]
-    fn a_claims_age_counts_the_time_the_machine_slept() {
-        let renewed = RenewedAt::now();
-        let (later, slept) = (renewed.monotonic + Duration::from_secs(5), renewed.wall + Duration::from_secs(3600));
-        assert_eq!(renewed.age_at(later, slept), Duration::from_secs(3600), "asleep an hour: the wall clock's");
-        assert_eq!(renewed.age_at(later, renewed.wall), Duration::from_secs(5), "awake: the monotonic clock's");
-        let set_back = renewed.wall - Duration::from_secs(600);
-        assert_eq!(renewed.age_at(later, set_back), Duration::from_secs(5), "a wall clock set back counts nothing");
     }
 
     #[test]
