@@ -1206,8 +1206,9 @@ impl<'a> Writer<'a> {
 
     /// After a 409 (or a write known not applied whose object moved on, `Landed::Outdated`;
     /// `what` begins the line that says it is made again): read the object again. Nobody
-    /// changed what the change is about: the change is made again over the object as it is now. Someone did: refuse, showing their edit, or on
-    /// a terminal show it and ask whether to overwrite it (never for a status patch or a create).
+    /// changed what the change is about: the change is made again over the object as it is
+    /// now. Someone did: refuse, showing their edit, or on a terminal show it and ask whether
+    /// to overwrite it (never for a status patch or a create).
     async fn after_conflict(&mut self, resource: &Resource, change: &Change, what: &str) -> Result<Change, Error> {
         let key = change.key();
         let fresh = self.read(resource, key).await?;

@@ -279,20 +279,29 @@ pub fn rounding_warning(stored: &str, planned: &Value, how: &str) -> Option<Stri
     ))
 }
 
-/// The paths of the nulls inside a value, each after `path` (`spec.a[2]`), in order.
-fn null_paths(value: &Value, path: &mut String, found: &mut Vec<String>) {
+/// How many nulls of a result's spec the warning names; the others it counts.
+const NULLS_NAMED: usize = 5;
+
+/// The nulls inside a value: the paths of the first `NULLS_NAMED`, each after `path`
+/// (`spec.a[2]`), in order, and how many there are in all.
+fn null_paths(value: &Value, path: &mut String, named: &mut Vec<String>, count: &mut usize) {
     let at = path.len();
     match value {
-        Value::Null => found.push(path.clone()),
+        Value::Null => {
+            *count += 1;
+            if named.len() < NULLS_NAMED {
+                named.push(path.clone());
+            }
+        }
         Value::Array(items) => items.iter().enumerate().for_each(|(i, item)| {
             let _ = write!(path, "[{i}]");
-            null_paths(item, path, found);
+            null_paths(item, path, named, count);
             path.truncate(at);
         }),
         Value::Object(map) => map.iter().for_each(|(key, item)| {
             path.push('.');
             path.push_str(key);
-            null_paths(item, path, found);
+            null_paths(item, path, named, count);
             path.truncate(at);
         }),
         _ => {}
@@ -301,14 +310,13 @@ fn null_paths(value: &Value, path: &mut String, found: &mut Vec<String>) {
 
 /// The nulls of a result's spec, named by their paths (the first few, and how many more).
 fn nulls_in_spec(spec: &Value) -> Option<String> {
-    const NAMED: usize = 5;
-    let mut found = Vec::new();
-    null_paths(spec, &mut "spec".to_string(), &mut found);
-    let more = match found.len().saturating_sub(NAMED) {
+    let (mut named, mut count) = (Vec::new(), 0);
+    null_paths(spec, &mut "spec".to_string(), &mut named, &mut count);
+    let more = match count - named.len() {
         0 => String::new(),
         more => format!(" and {more} more"),
     };
-    (!found.is_empty()).then(|| format!("{}{more}", found[..found.len().min(NAMED)].join(", ")))
+    (count > 0).then(|| format!("{}{more}", named.join(", ")))
 }
 
 /// Whether `value` names Service `service` somewhere: a string that is its name, or a host name
