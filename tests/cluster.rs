@@ -1055,13 +1055,7 @@ fn approve_refuses_an_original_the_api_server_would_not_store_in_an_annotation()
     );
     server.clear_log();
     // Forced too: the API server would refuse the write, as it refuses the controller's.
-    for forced in [false, true] {
-        let args = ["approve", "demo", "--yes", "--force"];
-        test.run_args(&args[..3 + usize::from(forced)])
-            .status(3)
-            .stderr_has(&format!("error: nothing was written: {too_large}"));
-    }
-    assert_eq!(writes(&server), Vec::<String>::new());
+    approve_refused_forced_or_not(&test, &server, too_large);
 }
 
 #[test]
@@ -1121,23 +1115,19 @@ fn virtual_service_storing(stored: &str) -> serde_json::Value {
 
 #[test]
 fn restore_refuses_a_corrupt_annotation() {
-    let server = shop(2, "StepPaused").object(virtual_service_storing("{\"spec\": [not json")).start();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["restore", "demo", "--yes", "--force"])
-        .run()
-        .status(3)
-        .stderr_has("nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration does not parse");
-    assert_eq!(writes(&server), Vec::<String>::new());
     // An empty one is said to be empty, as approve says it (a red-team trial: "does not parse").
-    let server = shop(2, "StepPaused").object(virtual_service_storing("")).start();
-    Test::new()
-        .kubeconfig(&server)
-        .args(["restore", "demo", "--yes", "--force"])
-        .run()
-        .status(3)
-        .stderr_has("nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration is empty: there is no original to put back");
-    assert_eq!(writes(&server), Vec::<String>::new());
+    for (stored, said) in
+        [("{\"spec\": [not json", "does not parse"), ("", "is empty: there is no original to put back")]
+    {
+        let server = shop(2, "StepPaused").object(virtual_service_storing(stored)).start();
+        Test::new()
+            .kubeconfig(&server)
+            .args(["restore", "demo", "--yes", "--force"])
+            .run()
+            .status(3)
+            .stderr_has(&format!("nothing was written: VirtualService shop/demo: its annotation rollouts.kruise.io/original-spec-configuration {said}"));
+        assert_eq!(writes(&server), Vec::<String>::new());
+    }
 }
 
 #[test]

@@ -1421,13 +1421,7 @@ fn a_rollout_naming_one_object_twice_is_refused_before_any_write() {
     test.run_args(["plan", "demo"])
         .success()
         .stdout_has(&format!("warning: {named}: a step is planned, and written, once for each"));
-    for force in [false, true] {
-        let args = ["approve", "demo", "--yes", "--force"];
-        test.run_args(&args[..3 + usize::from(force)])
-            .status(3)
-            .stderr_has(&format!("error: nothing was written: {named}: "));
-    }
-    assert_eq!(writes(&server), Vec::<String>::new());
+    approve_refused_forced_or_not(&test, &server, &format!("{named}: "));
 }
 
 #[test]

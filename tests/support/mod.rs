@@ -930,6 +930,15 @@ pub mod cluster {
         routing_writes(server).iter().map(|r| format!("{} {}", r.method, r.path)).collect()
     }
 
+    /// `approve demo --yes`, then with `--force`: each refused (exit 3) saying `said` after
+    /// `error: nothing was written: `, and nothing written to the routing.
+    pub fn approve_refused_forced_or_not(test: &Test, server: &FakeHandle, said: &str) {
+        for args in [&["approve", "demo", "--yes"][..], &["approve", "demo", "--yes", "--force"]] {
+            test.run_args(args).status(3).stderr_has(&format!("error: nothing was written: {said}"));
+        }
+        assert_eq!(writes(server), Vec::<String>::new());
+    }
+
     /// The logged writes other than the claim on a Rollout (a Lease).
     pub fn routing_writes(server: &FakeHandle) -> Vec<fake_apiserver::LoggedRequest> {
         server.writes().into_iter().filter(|r| !r.path.contains("/leases")).collect()
