@@ -227,7 +227,12 @@ impl Change {
             (Change::MergePatch { subresource: Some(_), before, patch, .. }, Some(fresh)) => {
                 let applied = merge_patch(fresh, &without_version(patch)) == *fresh;
                 match approved_step(patch) {
-                    Some((field, step)) => approval_landed(before, fresh, field, step, applied),
+                    Some((field, step)) => match approval_landed(before, fresh, field, step, applied) {
+                        // Sent conditional on a version the Rollout has left (a status write of
+                        // the controller's): it can no longer land.
+                        Landed::NotApplied if seen.and_then(resource_version_of).is_some() => Landed::Outdated,
+                        landed => landed,
+                    },
                     None => same_or_other(applied),
                 }
             }
@@ -764,7 +769,9 @@ mod tests {
         };
         let landed = |fresh: Value| approval.landed(None, Some(&fresh));
         assert_eq!(landed(rollout("5", 3, 2, "StepPaused")), Landed::NotApplied);
-        assert_eq!(landed(rollout("6", 3, 2, "StepPaused")), Landed::NotApplied, "only its message changed");
+        // Only its message changed: sent conditional on version 5, the approval can no longer
+        // land (a red-team trial: it was said that it still may).
+        assert_eq!(landed(rollout("6", 3, 2, "StepPaused")), Landed::Outdated, "only its message changed");
         assert_eq!(landed(rollout("6", 3, 2, "StepReady")), Landed::Applied);
         assert_eq!(landed(rollout("7", 3, 3, "StepUpgrade")), Landed::MovedOn, "the controller took it on");
         assert_eq!(landed(rollout("7", 3, 2, "Completed")), Landed::MovedOn, "the last step");

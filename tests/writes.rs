@@ -1380,6 +1380,30 @@ fn approve_with_a_vs_update_lost_unstored_under_a_status_write(k: usize, fail_dr
 }
 
 #[test]
+fn an_approval_lost_unstored_while_the_controller_wrote_the_status_is_made_again() {
+    // A red-team trial: the approval's reply lost, it not stored, and the controller's status
+    // message written meanwhile: the approval was said to be one that may still land (it was
+    // sent conditional on the version the message moved on from, so it never can).
+    let server = shop(2, "StepPaused").start();
+    let approval = || Requests::Matching(Rule::new(["patch"]).resources(["rollouts/status"]));
+    let held = server.pause(approval(), 1, Stage::BeforeStore);
+    server.reply_fault(approval(), 1, Stage::BeforeStore, ReplyFault::Lost);
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    assert!(held.wait_until_held(Duration::from_secs(30)), "the approval is sent");
+    let message = json!({"status": {"message": "the controller's word"}});
+    server.patch_object("rollouts.kruise.io", "rollouts", NAMESPACE, "demo", &message);
+    held.release();
+    let out = child
+        .finish()
+        .success()
+        .stderr_has("Rollout shop/demo: the reply was lost; a fresh read shows this write not applied, and only the object's status changed meanwhile\n")
+        .stdout_has("rollout.rollouts.kruise.io/demo approved (step 2/3)");
+    assert!(!out.stderr.contains("may still"), "{}", out.stderr);
+    assert!(approved_with_its_routing(&server));
+}
+
+#[test]
 fn a_write_lost_unstored_while_a_gateway_controller_wrote_the_status_is_made_again() {
     // A red-team trial: the fresh read after a lost reply found the resourceVersion moved by a
     // status write alone (Istio's, an ingress controller's), and took that for someone else's
