@@ -194,7 +194,8 @@ not StepPaused, not progressing or ending, a spec the controller has not acted o
        already, an object the controller would stick on at the step (its own Istio script
        fails on it) (without --force), annotations past the API server's 256 KiB with the
        stored original, two Rollouts (or a
-       Rollout's own routing and its TrafficRouting) writing one object, an Ingress named
+       Rollout's own routing and its TrafficRouting) writing one object, an object a Rollout's
+       customNetworkRefs name twice, an Ingress named
        <name>-canary the Rollout did not make, an HTTPRoute write that leaves the stable
        Service without a rule, edits made after the routing, a step whose routing the API
        server would not admit now or that hangs on a workload's replica count not read
@@ -208,9 +209,9 @@ edits made during the release, or steps that do not plan (so edits cannot be
        spec where the object has one or is of an object made again since, an HTTPRoute restore
        that leaves the stable Service without a rule, or an Ingress named <name>-canary the
        Rollout did not make (left as it is), without --force; permissions,
-       another run's claim, someone else's edit, a stored original that does not parse or holds
-       no spec, a --ref or a backup that is not a gateway object (or a --ref of an HTTPRoute),
-       no terminal to confirm";
+       another run's claim, someone else's edit, a stored original that does not parse, is
+       empty or holds no spec, a --ref or a backup that is not a gateway object (or a --ref
+       of an HTTPRoute), no terminal to confirm";
 
 /// The exit codes of a command that writes (approve, restore), with what it refuses.
 fn write_exit_codes(refusals: &str) -> String {
