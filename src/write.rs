@@ -13,6 +13,7 @@ mod claim;
 mod deadline;
 mod interrupt;
 
+use claim::Attempt;
 pub use claim::{Claim, LEASE_DURATION, lease_key, lease_resource, release_shown, view as claim_view};
 pub use deadline::{Deadline, within};
 pub use interrupt::Interrupt;
@@ -623,7 +624,22 @@ impl<'a> Writer<'a> {
         }
         self.check_interrupt().await?;
         self.claiming = Some((namespace.into(), rollout.into()));
-        let claim = Claim::take(self.cluster, namespace, rollout, command).await;
+        let claim = match Claim::take(self.cluster, namespace, rollout, command).await {
+            Ok(Attempt::Taken(claim)) => Ok(claim),
+            Ok(Attempt::ExpiredLately(held)) => {
+                let watched = tokio::select! {
+                    watched = Claim::watch_unrenewed(self.cluster, namespace, rollout, held) => watched,
+                    signal = self.interrupt.wait_for(1) => {
+                        Err(Error::Interrupted { signal, report: "no new write was started".into() })
+                    }
+                };
+                match watched {
+                    Ok(held) => Claim::take_over(self.cluster, namespace, rollout, command, held).await,
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        };
         self.claiming = None;
         match claim {
             Ok(claim) => self.claims.push(claim),

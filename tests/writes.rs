@@ -414,7 +414,6 @@ fn lease(renewed: &str) -> Value {
     })
 }
 
-/// Now, as a Lease's MicroTime.
 /// The claim on Rollout `rollout` held by `holder`, last renewed at `renewed`.
 fn claim_of(rollout: &str, holder: &str, renewed: &str) -> Value {
     let mut claim = lease(renewed);
@@ -423,6 +422,7 @@ fn claim_of(rollout: &str, holder: &str, renewed: &str) -> Value {
     claim
 }
 
+/// Now, as a Lease's MicroTime.
 fn now_micro() -> String {
     micro_time_from_now(0)
 }
@@ -558,6 +558,37 @@ fn an_expired_claim_is_taken_over() {
     test.run_args(["approve", "demo", "--yes"]).success().stdout_has("approved (step 2/3)");
     assert!(claims(&server).is_empty(), "taken over, then released");
     assert!(server.writes().iter().any(|w| w.method == "PUT" && w.path.ends_with("/leases/rollout-lua.demo")));
+}
+
+#[test]
+fn a_claim_that_expired_lately_is_taken_over_only_once_seen_unrenewed() {
+    // A red-team trial: two users whose replies carry different `Date` clocks (a proxy that
+    // sends its own) judge a claim's expiry on different clocks, and one took over the other's
+    // live claim. One that expired lately is watched on this host's clock first.
+    let watching = "Rollout shop/demo is claimed by alice@laptop (pid 42) running `approve demo`, since 2026-01-01T00:00:00Z, expired by the API server's clock as this run reads it; it is taken over once seen unrenewed for 60s";
+    // Renewed while watched: its holder is at work.
+    let server = shop(2, "StepPaused").object(lease(&micro_time_from_now(-130))).start();
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    child.wait_for_stderr(watching);
+    server.put_object(lease(&now_micro()));
+    child.finish().status(3).stderr_has("whose claim was renewed (or taken) while this run watched it");
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(claims(&server)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "theirs is kept");
+    // A signal while it is watched: nothing is written.
+    let server = shop(2, "StepPaused").object(lease(&micro_time_from_now(-130))).start();
+    let test = Test::new().kubeconfig(&server);
+    let child = test.spawn(&["approve", "demo", "--yes"]);
+    child.wait_for_stderr(watching);
+    child.signal("INT");
+    child.finish().status(130);
+    assert_eq!(writes(&server), Vec::<String>::new());
+    assert_eq!(claims(&server)[0]["spec"]["holderIdentity"], "alice@laptop (pid 42)", "not taken over");
+    // Unrenewed for the minute: taken over.
+    let server = shop(2, "StepPaused").object(lease(&micro_time_from_now(-130))).start();
+    let test = Test::new().kubeconfig(&server);
+    test.run_args(["approve", "demo", "--yes"]).success().stderr_has(watching).stdout_has("approved (step 2/3)");
+    assert!(claims(&server).is_empty(), "taken over, then released");
 }
 
 #[test]

@@ -25,6 +25,16 @@ const RENEWAL_RETRY_WAIT: Duration = Duration::from_secs(5);
 /// What a claim must have left, past a request started before the next renewal, for a failed
 /// renewal to be tried again later rather than stop the run.
 const RENEWAL_MARGIN: Duration = Duration::from_secs(5);
+/// Someone's claim that expired this long ago or less, by the API server's clock as this run
+/// reads it, is taken over only once seen unrenewed for `UNRENEWED_FOR` on this host's clock:
+/// the `Date` read through another route to the API server (a proxy that sends its own) may
+/// differ by minutes, and a live claim would look expired. (client-go's leader election judges
+/// a Lease so.) One that expired longer ago is taken over at once.
+const LATELY: Duration = Duration::from_secs(3600);
+/// How long such a claim must be seen unrenewed: its holder, alive, renews it every 20 s.
+const UNRENEWED_FOR: Duration = Duration::from_secs(60);
+/// How often the Lease is read while it is watched.
+const WATCH_EVERY: Duration = Duration::from_secs(5);
 /// The annotation naming the command that holds the claim.
 const COMMAND_ANNOTATION: &str = "kubectl-rollout-lua/command";
 
@@ -109,12 +119,7 @@ pub struct Claim {
 /// What a Lease says about its claim, at `now` (the API server's clock).
 pub fn view(lease: &Value, now: SystemTime) -> ClaimView {
     let (spec, text) = (&lease["spec"], |value: &Value| value.as_str().map(str::to_string));
-    let renewed = text(&spec["renewTime"]).or(text(&spec["acquireTime"]));
-    let expires_at = renewed
-        .as_deref()
-        .and_then(crate::time::parse_rfc3339)
-        .zip(spec["leaseDurationSeconds"].as_i64())
-        .map(|(renewed, duration)| renewed + duration);
+    let expires_at = expires_at(lease);
     ClaimView {
         holder: text(&spec["holderIdentity"]).unwrap_or_else(|| "someone".into()),
         command: text(&lease["metadata"]["annotations"][COMMAND_ANNOTATION]),
@@ -127,31 +132,61 @@ pub fn view(lease: &Value, now: SystemTime) -> ClaimView {
     }
 }
 
+/// When a Lease's claim expires unless renewed (seconds since the epoch, its holder's reading
+/// of the API server's clock), if it says.
+fn expires_at(lease: &Value) -> Option<i64> {
+    let spec = &lease["spec"];
+    spec["renewTime"]
+        .as_str()
+        .or(spec["acquireTime"].as_str())
+        .and_then(crate::time::parse_rfc3339)
+        .zip(spec["leaseDurationSeconds"].as_i64())
+        .map(|(renewed, duration)| renewed + duration)
+}
+
+/// Whether a claim, expired at `now`, expired within `LATELY`.
+fn expired_lately(lease: &Value, now: SystemTime) -> bool {
+    expires_at(lease).is_some_and(|expires| crate::time::now_seconds(now) - expires <= LATELY.as_secs() as i64)
+}
+
+/// What taking a claim came to.
+pub enum Attempt {
+    Taken(Claim),
+    /// Someone's claim, expired lately: to be watched (`Claim::watch_unrenewed`) before it is
+    /// taken over (`Claim::take_over`).
+    ExpiredLately(Value),
+}
+
+/// The Lease of a claim on Rollout `namespace/rollout` (`key`) by this run, for `command`,
+/// taken at `now`. The claim's times are the API server's (`Cluster::server_now`), as are those
+/// it is compared with: a host whose clock is off neither takes over a live claim nor keeps one
+/// alive past its time.
+fn new_lease(key: &ObjectKey, namespace: &str, command: &str, now: SystemTime) -> Value {
+    json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": key.name,
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/managed-by": "kubectl-rollout-lua"},
+            "annotations": {COMMAND_ANNOTATION: command},
+        },
+        "spec": {
+            "holderIdentity": holder_identity(),
+            "leaseDurationSeconds": LEASE_DURATION.as_secs(),
+            "acquireTime": micro_time(now),
+            "renewTime": micro_time(now),
+        },
+    })
+}
+
 impl Claim {
     /// Claims Rollout `namespace/rollout` for `command`, or refuses (exit 3) naming the holder.
-    /// An expired claim is taken over.
-    pub async fn take(cluster: &Cluster, namespace: &str, rollout: &str, command: &str) -> Result<Claim, Error> {
+    /// An expired claim is taken over; one that expired lately is left to be watched first.
+    pub async fn take(cluster: &Cluster, namespace: &str, rollout: &str, command: &str) -> Result<Attempt, Error> {
         let key = lease_key(namespace, rollout);
-        // The claim's times are the API server's (`Cluster::server_now`), as are those it is
-        // compared with: a host whose clock is off neither takes over a live claim nor keeps
-        // one alive past its time.
-        let (now, taken_at) = (cluster.server_now(), Moment::now());
-        let lease = Arc::new(json!({
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {
-                "name": key.name,
-                "namespace": namespace,
-                "labels": {"app.kubernetes.io/managed-by": "kubectl-rollout-lua"},
-                "annotations": {COMMAND_ANNOTATION: command},
-            },
-            "spec": {
-                "holderIdentity": holder_identity(),
-                "leaseDurationSeconds": LEASE_DURATION.as_secs(),
-                "acquireTime": micro_time(now),
-                "renewTime": micro_time(now),
-            },
-        }));
+        let taken_at = Moment::now();
+        let lease = Arc::new(new_lease(&key, namespace, command, cluster.server_now()));
         let create = Change::Create { key: key.clone(), object: Arc::clone(&lease) };
         let resource = lease_resource();
         // A 409 with no Lease to be seen: it was released meanwhile; try once more.
@@ -159,7 +194,8 @@ impl Claim {
         let held = loop {
             attempts -= 1;
             if let Ok(Some(stored)) = send(cluster, &create).await? {
-                return Ok(Claim { key, rollout: rollout.into(), lease: stored, renewed: taken_at, retry_at: None });
+                let claim = Claim { key, rollout: rollout.into(), lease: stored, renewed: taken_at, retry_at: None };
+                return Ok(Attempt::Taken(claim));
             }
             // The create was refused (409): nothing of this run's can land, whatever this read
             // meets; someone's Lease is there.
@@ -191,6 +227,24 @@ impl Claim {
                 model::rollout_args(namespace, rollout)
             )));
         }
+        if expired_lately(&held, cluster.server_now()) {
+            return Ok(Attempt::ExpiredLately(held));
+        }
+        Claim::take_over(cluster, namespace, rollout, command, held).await.map(Attempt::Taken)
+    }
+
+    /// Takes over `held`, someone's expired claim on Rollout `namespace/rollout`: a replace
+    /// conditional on the Lease as read.
+    pub async fn take_over(
+        cluster: &Cluster,
+        namespace: &str,
+        rollout: &str,
+        command: &str,
+        held: Value,
+    ) -> Result<Claim, Error> {
+        let key = lease_key(namespace, rollout);
+        let taken_at = Moment::now();
+        let lease = Arc::new(new_lease(&key, namespace, command, cluster.server_now()));
         let replace = Change::Replace { key: key.clone(), before: Arc::new(held), after: lease };
         match send(cluster, &replace).await? {
             Ok(Some(stored)) => {
@@ -200,6 +254,43 @@ impl Claim {
                 "nothing was written: someone else took the expired claim on Rollout {namespace}/{rollout} first; run again"
             ))),
         }
+    }
+
+    /// Watches `held`, someone's claim that expired lately, until it has been seen unrenewed for
+    /// `UNRENEWED_FOR`; returns it as read then. Renewed (or taken, or released) meanwhile: its
+    /// holder is at work, whatever the clocks said, and the run refuses.
+    pub async fn watch_unrenewed(
+        cluster: &Cluster,
+        namespace: &str,
+        rollout: &str,
+        held: Value,
+    ) -> Result<Value, Error> {
+        let key = lease_key(namespace, rollout);
+        let args = model::rollout_args(namespace, rollout);
+        crate::stderr::line(&format!(
+            "Rollout {namespace}/{rollout} is claimed by {}, expired by the API server's clock as this run reads it; it is taken over once seen unrenewed for {}s (the clock read through another route to the API server may differ), or at once after `kubectl rollout-lua release-claim {args}`",
+            view(&held, cluster.server_now()).holder_text(),
+            UNRENEWED_FOR.as_secs()
+        ));
+        let watched = Moment::now();
+        while watched.elapsed() < UNRENEWED_FOR {
+            tokio::time::sleep(WATCH_EVERY).await;
+            match cluster.get(&lease_resource(), namespace, &key.name).await? {
+                Some(lease) if lease["metadata"]["resourceVersion"] == held["metadata"]["resourceVersion"] => {}
+                Some(lease) => {
+                    return Err(Error::Refused(format!(
+                        "nothing was written: Rollout {namespace}/{rollout} is claimed by {}, whose claim was renewed (or taken) while this run watched it: its holder is at work, although the claim read as expired (the clocks read through two routes to the API server differ); wait for it, or, if its holder is gone, `kubectl rollout-lua release-claim {args}`",
+                        view(&lease, cluster.server_now()).holder_text()
+                    )));
+                }
+                None => {
+                    return Err(Error::Refused(format!(
+                        "nothing was written: the claim on Rollout {namespace}/{rollout} was released while this run watched it; run again"
+                    )));
+                }
+            }
+        }
+        Ok(held)
     }
 
     /// Renews the claim when a good part of it has passed (before a write, and while a long run
@@ -441,6 +532,11 @@ mod tests {
         assert!(view(&held, at("2026-01-01T00:12:01Z")).expired);
         assert_eq!(view(&held, at("2026-01-01T00:12:01Z")).expires.as_deref(), Some("2026-01-01T00:12:00Z"));
         assert!(view(&json!({"spec": {}}), at("2026-01-01T00:00:00Z")).expired);
+        // Expired within the hour, it is watched before it is taken over; one that says no
+        // time is taken over at once.
+        assert!(expired_lately(&held, at("2026-01-01T01:12:00Z")));
+        assert!(!expired_lately(&held, at("2026-01-01T01:12:01Z")));
+        assert!(!expired_lately(&json!({"spec": {}}), at("2026-01-01T00:00:00Z")));
     }
 
     #[test]
