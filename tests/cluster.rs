@@ -2683,7 +2683,7 @@ fn cached_discovery(test: &Test, group_version: &str) -> std::path::PathBuf {
 }
 
 #[test]
-fn rollouts_not_found_at_a_cached_resource_are_looked_for_after_a_fresh_discovery() {
+fn what_is_not_found_at_a_cached_resource_is_looked_for_after_one_fresh_discovery_a_run() {
     // A discovery trial: another cluster behind the same address (a port-forward), serving
     // Rollouts otherwise than the cache says, had its Rollouts said not found, and `status`
     // failed with a 404, until the cache expired.
@@ -2704,6 +2704,18 @@ fn rollouts_not_found_at_a_cached_resource_are_looked_for_after_a_fresh_discover
     server.clear_log();
     test.run_args(["plan", "nosuch"]).status(1).stderr_has("rollouts.rollouts.kruise.io \"nosuch\" not found");
     assert_eq!(discovered(&server), 1);
+    // Without a cache, this run's discovery is fresh already: not asked again, for a Rollout or
+    // for a ref's object that is not there.
+    server.delete_object(VIRTUAL_SERVICE.group, VIRTUAL_SERVICE.plural, NAMESPACE, "demo");
+    server.clear_log();
+    let cold = Test::new().kubeconfig(&server);
+    cold.run_args(["plan", "nosuch"]).status(1).stderr_has("rollouts.rollouts.kruise.io \"nosuch\" not found");
+    assert_eq!(discovered(&server), 1);
+    server.clear_log();
+    let cold = Test::new().kubeconfig(&server);
+    let out = cold.run_args(["plan", "demo"]);
+    let istio = server.requests().iter().filter(|r| r.path == "/apis/networking.istio.io/v1beta1").count();
+    assert_eq!(istio, 1, "{}", out.stderr);
 }
 
 #[test]

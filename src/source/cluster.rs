@@ -108,7 +108,7 @@ pub struct Cluster {
     /// Discovery read (or being read) in this run, by `group/version`: the Rollouts that `status`
     /// reads at once wait for one request for their workloads' group, not one each.
     discovered: Arc<Mutex<HashMap<String, Discovered>>>,
-    /// The `group/version`s this run asked the API server about (not the disk cache).
+    /// The `group/version`s the API server answered about in this run (not the disk cache).
     asked: Arc<Mutex<HashSet<String>>>,
     /// What the server answered to `GET /version` when that is not what a Kubernetes API server
     /// answers (`None`: it is one); asked once a run, only when discovery found nothing or a
@@ -482,15 +482,16 @@ impl Cluster {
         self.clock.now().unwrap_or_else(SystemTime::now)
     }
 
-    /// The resources served at `group/version`, from the disk cache when fresh; `None` when the
-    /// API server does not serve that version.
+    /// The resources served at `group/version`, from the disk cache when fresh (with `refresh`,
+    /// from the API server, once a run: asked already, its answer stands); `None` when the API
+    /// server does not serve that version.
     pub async fn resources(&self, group: &str, version: &str, refresh: bool) -> Result<Option<Vec<Resource>>, Error> {
         let api_version = api_version(group, version);
         // Both name a folder of the discovery cache and a path of the request.
         if !is_group(group) || !is_version(version) {
             return Err(not_an_api_version(&api_version));
         }
-        if refresh {
+        if refresh && !self.asked.lock().expect("not poisoned").contains(&api_version) {
             let found = self.discover(group, version, &api_version, true).await?;
             let known = Arc::new(OnceCell::new_with(Some(found.clone())));
             self.discovered.lock().expect("not poisoned").insert(api_version, known);
@@ -514,16 +515,21 @@ impl Cluster {
         if !refresh && let Some(cached) = cache.as_ref().and_then(|path| read_fresh(path)) {
             return Ok(Some(cached.resources));
         }
-        self.asked.lock().expect("not poisoned").insert(api_version.to_string());
         // The core group is served under /api, the others under /apis.
         let listed = match group.is_empty() {
             true => self.client.list_core_api_resources(version).await,
             false => self.client.list_api_group_resources(api_version).await,
         };
+        // Answered (served or not): this run's answer, which a refresh need not ask again.
+        let answered = || self.asked.lock().expect("not poisoned").insert(api_version.to_string());
         let list = match listed {
-            Ok(list) => list,
+            Ok(list) => {
+                answered();
+                list
+            }
             Err(kube::Error::Api(status)) if status.code == 404 => {
                 self.check_api_server().await?;
+                answered();
                 return Ok(None);
             }
             Err(e) => {
@@ -562,26 +568,18 @@ impl Cluster {
         if group.is_empty() {
             return Ok(Some(vec!["v1".into()]));
         }
-        Ok(self.api_group(group).await?.map(|api_group| {
-            let preferred = api_group.preferred_version.map(|v| v.version);
-            let mut versions: Vec<String> = api_group.versions.into_iter().map(|v| v.version).collect();
-            versions.sort_by_key(|v| Some(v) != preferred.as_ref());
-            versions
-        }))
-    }
-
-    /// `GET /apis/<group>`; `None` when it is not served.
-    async fn api_group(
-        &self,
-        group: &str,
-    ) -> Result<Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup>, Error> {
         if !is_group(group) {
             return Err(not_an_api_version(group));
         }
         let request =
             http::Request::get(format!("/apis/{group}")).body(Vec::new()).map_err(|e| Error::Input(e.to_string()))?;
         match self.client.request::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup>(request).await {
-            Ok(api_group) => Ok(Some(api_group)),
+            Ok(api_group) => {
+                let preferred = api_group.preferred_version.map(|v| v.version);
+                let mut versions: Vec<String> = api_group.versions.into_iter().map(|v| v.version).collect();
+                versions.sort_by_key(|v| Some(v) != preferred.as_ref());
+                Ok(Some(versions))
+            }
             Err(kube::Error::Api(status)) if status.code == 404 => {
                 self.check_api_server().await?;
                 Ok(None)
@@ -639,17 +637,10 @@ impl Cluster {
         refresh: bool,
     ) -> Result<Option<Resource>, Error> {
         let find = |all: Option<Vec<Resource>>| all.and_then(|all| all.into_iter().find(|r| r.kind == kind));
-        let found = find(self.resources(group, version, refresh).await?);
-        match found {
-            None if !self.discovered_this_run(group, version) => Ok(find(self.resources(group, version, true).await?)),
+        match find(self.resources(group, version, refresh).await?) {
+            None => Ok(find(self.resources(group, version, true).await?)),
             found => Ok(found),
         }
-    }
-
-    /// Whether `group/version` was discovered from the API server in this run (not taken from
-    /// the disk cache).
-    pub fn discovered_this_run(&self, group: &str, version: &str) -> bool {
-        self.asked.lock().expect("not poisoned").contains(&api_version(group, version))
     }
 
     /// The resource's API in `namespace`; every namespace when it is `""`.

@@ -272,10 +272,10 @@ pub async fn list_each(cluster: &Cluster, selection: &Selection) -> Result<Liste
     let mut read = read_selected(cluster, &resource, selection).await;
     // Not found at a resource the discovery cache gave: the address may lead to another cluster
     // now (a port-forward, a tunnel), or the Rollouts be served at another version since. Looked
-    // for once more after a fresh discovery, as kubectl's discovery looks again.
+    // for once more after a fresh discovery (none when this run's was), as kubectl's discovery
+    // looks again.
     let unserved = |e: &Error| matches!(e, Error::Api { failure, .. } if failure.code == Some(404));
-    let not_found = read.as_ref().map_or_else(unserved, |(_, missing)| !missing.is_empty());
-    if not_found && !cluster.discovered_this_run(GROUP, &resource.version) {
+    if read.as_ref().map_or_else(unserved, |(_, missing)| !missing.is_empty()) {
         match served_rollout_resource_at(cluster, true).await? {
             Some(fresh) if fresh != resource => {
                 read = read_selected(cluster, &fresh, selection).await;
