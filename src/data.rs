@@ -47,9 +47,13 @@ impl Data {
 
     /// The original of an object: the stored annotation when present, else the object itself
     /// minus that annotation (what the controller would store). An annotation that does not
-    /// decode cleanly is an error here; see [`Data::original_as_the_controller_reads_it`].
+    /// decode cleanly, or is empty (the controller refuses that one), is an error here; see
+    /// [`Data::original_as_the_controller_reads_it`].
     pub fn original_of(object: &Value) -> Result<Data, String> {
         match Data::original_as_the_controller_reads_it(object) {
+            _ if stored_original(object) == Some("") => {
+                Err(format!("its annotation {ORIGINAL_SPEC_ANNOTATION} is empty"))
+            }
             (data, None) => Ok(data),
             (_, Some(error)) => Err(format!("its annotation {ORIGINAL_SPEC_ANNOTATION} does not parse ({error})")),
         }
@@ -405,8 +409,10 @@ mod tests {
         assert_eq!(data.to_go_json(), want);
         let stored = data.clone().apply_to(&object, Some(want));
         assert_eq!(Data::original_of(&stored).unwrap(), data);
-        let corrupt = data.apply_to(&object, Some("{not json"));
+        let corrupt = data.clone().apply_to(&object, Some("{not json"));
         assert!(Data::original_of(&corrupt).unwrap_err().contains("does not parse"));
+        let empty = data.apply_to(&object, Some(""));
+        assert!(Data::original_of(&empty).unwrap_err().ends_with(" is empty"), "said so, not `does not parse`");
     }
 
     #[test]

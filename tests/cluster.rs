@@ -1116,9 +1116,7 @@ fn virtual_service_storing(stored: &str) -> serde_json::Value {
 #[test]
 fn restore_refuses_a_corrupt_annotation() {
     // An empty one is said to be empty, as approve says it (a red-team trial: "does not parse").
-    for (stored, said) in
-        [("{\"spec\": [not json", "does not parse"), ("", "is empty: there is no original to put back")]
-    {
+    for (stored, said) in [("{\"spec\": [not json", "does not parse"), ("", "is empty; fix or remove it")] {
         let server = shop(2, "StepPaused").object(virtual_service_storing(stored)).start();
         Test::new()
             .kubeconfig(&server)

@@ -610,12 +610,6 @@ async fn restorations(session: &Session, writer: &Writer<'_>, targets: &Targets)
             }
             continue;
         };
-        if stored.is_empty() {
-            return Err(Error::Refused(format!(
-                "nothing was written: {key}: its annotation {} is empty: there is no original to put back (the controller's restore leaves such an object alone); remove the annotation, or restore from a backup",
-                data::ORIGINAL_SPEC_ANNOTATION
-            )));
-        }
         let original = Data::original_of(&live).map_err(|e| {
             Error::Refused(format!("nothing was written: {key}: {e}; fix or remove it, or restore from a backup"))
         })?;
