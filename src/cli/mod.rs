@@ -117,7 +117,8 @@ const RESTORE_ABOUT: &str = "Put gateway objects back to their stored original (
 const RELEASE_CLAIM_ABOUT: &str = "Release the claim an approve or restore holds on Rollouts.\n\n\
     approve and restore claim each Rollout before writing (a Lease named rollout-lua.<rollout> in its namespace), so \
     that a second approve or restore refuses instead of racing it. The claim is released at the end, also after a \
-    failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal. This command \
+    failure or an interrupt; one left by a killed process expires 2 minutes after its last renewal (within the \
+    hour after that, an approve or restore takes it over once it has seen it unrenewed for 60s). This command \
     shows each claim's holder, asks, and deletes at once the claim it showed, whoever holds it: use it only when \
     its holder is gone (status shows the holder). A name that is neither claimed nor a Rollout is not found \
     (exit 1, after the others); a claim left on a Rollout since deleted is released, and said to be of no Rollout. \
